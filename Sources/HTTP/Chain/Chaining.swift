@@ -1,0 +1,29 @@
+/// Precedence of ``-->(_:_:)``: right-associative, so `a --> b --> c` links `b` to `c` first.
+precedencegroup LoaderChainingPrecedence {
+    higherThan: NilCoalescingPrecedence
+    associativity: right
+}
+
+/// Links two loaders: the right-hand one becomes the left-hand one's ``HTTPLoader/nextLoader``.
+infix operator --> : LoaderChainingPrecedence
+
+/// Links `lhs` to `rhs` and returns `lhs`, the head of the chain, with its own type.
+///
+/// ```swift
+/// let chain = ApplyEnvironment(environment: .production) --> ResetGuard() --> URLSessionLoader()
+/// ```
+@discardableResult
+public func --> <Head: HTTPLoader>(lhs: Head, rhs: HTTPLoader?) -> Head {
+    lhs.nextLoader = rhs
+    return lhs
+}
+
+/// Links an optional loader to the next; a `nil` head leaves `rhs` as the head.
+///
+/// Lets optional links (`debug ? PrintLoader() : nil`) sit in a chain without unwrapping.
+@discardableResult
+public func --> (lhs: HTTPLoader?, rhs: HTTPLoader?) -> HTTPLoader? {
+    guard let lhs else { return rhs }
+    lhs.nextLoader = rhs
+    return lhs
+}

@@ -1,0 +1,27 @@
+/// A loader that sends relative requests to a ``ServerEnvironment``.
+///
+/// A request with no host is *relative*: it gets the scheme, host, port and path prefix of its own
+/// ``HTTPRequest/serverEnvironment`` if it has one, or else of this loader's environment, plus that
+/// environment's header fields and query items (see ``ServerEnvironment/apply(to:)``). A request that
+/// already names a host is *absolute* and passes through untouched — in particular it never receives the
+/// environment's header fields, which often hold API keys meant only for that server.
+///
+/// ```swift
+/// let chain = ApplyEnvironment(environment: .production) --> URLSessionLoader()
+/// await chain.load(HTTPRequest(path: "/people/42"))   // https://api.example.com/v1/people/42
+/// ```
+// Safety: configuration is immutable (`let`) and mutable state, if any, lives in a Mutex.
+public final class ApplyEnvironment: HTTPLoader, @unchecked Sendable {
+    /// The environment relative requests go to when they carry none of their own.
+    public let environment: ServerEnvironment
+
+    public init(environment: ServerEnvironment) {
+        self.environment = environment
+    }
+
+    public override func load(_ request: HTTPRequest) async -> HTTPResult {
+        guard request.host == nil else { return await super.load(request) }
+        let target = request.serverEnvironment ?? environment
+        return await super.load(target.apply(to: request))
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// A loader that writes one line per request and one per result, with secrets redacted.
+///
+/// ```
+/// → 3F2A9C1B GET https://api.example.com/v1/people/42
+/// ← 3F2A9C1B 200 OK GET https://api.example.com/v1/people/42 · 213 bytes · 41.7 ms
+/// ✕ 8B07D2E4 cannotConnect GET https://api.example.com/v1/people/43 · 2.1 ms — could not connect to the server
+/// ```
+///
+/// Each line starts with the first eight hex digits of the request's ``HTTPRequest/id`` so that a request and
+/// its result can be matched among concurrent loads. Lines go to a sink, `print` by default; pass your own
+/// to feed a logging system. Header fields are written only when asked for, and then redacted by
+/// ``Redaction``.
+///
+/// ```swift
+/// let chain = PrintLoader(redaction: .standard.adding("X-API-Key"), includesHeaders: true) --> URLSessionLoader()
+/// ```
+// Safety: configuration is immutable (`let`) and mutable state, if any, lives in a Mutex.
+public final class PrintLoader: HTTPLoader, @unchecked Sendable {
+    /// Which header fields are hidden.
+    public let redaction: Redaction
+    /// Whether lines include header fields.
+    public let includesHeaders: Bool
+    private let sink: @Sendable (String) -> Void
+
+    /// - Parameters:
+    ///   - redaction: Which header fields to hide; ``Redaction/standard`` by default.
+    ///   - includesHeaders: Whether to write header fields too.
+    ///   - sink: Receives each line; prints it by default.
+    public init(
+        redaction: Redaction = .standard,
+        includesHeaders: Bool = false,
+        sink: @escaping @Sendable (String) -> Void = { print($0) }
+    ) {
+        self.redaction = redaction
+        self.includesHeaders = includesHeaders
+        self.sink = sink
+    }
+
+    public override func load(_ request: HTTPRequest) async -> HTTPResult {
+        let tag = String(request.id.uuidString.prefix(8))
+        let target = "\(request.method) \(request.displayURL)"
+        sink("→ \(tag) \(target)\(headerSuffix(request.headersIncludingBody))")
+        let start = ContinuousClock.now
+        let result = await super.load(request)
+        let elapsed = Self.format(ContinuousClock.now - start)
+        switch result {
+        case .success(let response):
+            sink(
+                "← \(tag) \(response.status) \(target) · \(response.body.count) bytes · \(elapsed)"
+                    + headerSuffix(response.headers)
+            )
+        case .failure(let error):
+            let status = error.response.map { " (HTTP \($0.status))" } ?? ""
+            sink("✕ \(tag) \(error.code) \(target) · \(elapsed) — \(error.message)\(status)")
+        }
+        return result
+    }
+
+    private func headerSuffix(_ headers: HTTPHeaders) -> String {
+        guard includesHeaders, !headers.isEmpty else { return "" }
+        let fields = headers.map { "\($0.name): \(redaction.display($0.value, for: $0.name))" }
+        return " [" + fields.joined(separator: "; ") + "]"
+    }
+
+    static func format(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let milliseconds = Double(seconds) * 1_000 + Double(attoseconds) / 1e15
+        return milliseconds < 1_000
+            ? String(format: "%.1f ms", milliseconds) : String(format: "%.2f s", milliseconds / 1_000)
+    }
+}

@@ -1,0 +1,109 @@
+public import Foundation
+
+/// The result of loading a request: a response, or an error explaining why there is none.
+public typealias HTTPResult = Result<HTTPResponse, HTTPError>
+
+/// Why a request produced no usable response.
+///
+/// An error always carries the request it concerns, a ``Code`` that loaders and strategies branch on, a
+/// message for people, and, where there was one, the response and the underlying error.
+///
+/// ```swift
+/// switch await loader.load(request) {
+/// case .success(let response): print(response.status)
+/// case .failure(let error) where error.code == .cancelled: break
+/// case .failure(let error): print(error)  // "cannotConnect: GET https://… — could not connect …"
+/// }
+/// ```
+public struct HTTPError: Error, Sendable {
+    /// A category of failure. Codes are open-ended; loaders outside this module may add their own.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+
+        public init(rawValue: String) {
+            self.rawValue = rawValue
+        }
+
+        public var description: String { rawValue }
+
+        /// The request is malformed and was not sent: no host, a bad path, a header that would inject
+        /// other headers, a body that failed to encode.
+        public static let invalidRequest = Code(rawValue: "invalidRequest")
+        /// No connection to the server could be made or kept: refused, unreachable, lost, or the end of a
+        /// chain with no terminal loader.
+        public static let cannotConnect = Code(rawValue: "cannotConnect")
+        /// The request was cancelled before it completed.
+        public static let cancelled = Code(rawValue: "cancelled")
+        /// The server did not answer in time.
+        public static let timedOut = Code(rawValue: "timedOut")
+        /// A secure connection could not be established or verified.
+        public static let insecureConnection = Code(rawValue: "insecureConnection")
+        /// The server's answer was not valid HTTP, or could not be read.
+        public static let invalidResponse = Code(rawValue: "invalidResponse")
+        /// The chain is being reset; the request was refused or interrupted.
+        public static let resetInProgress = Code(rawValue: "resetInProgress")
+        /// The request needed credentials that could not be obtained.
+        public static let cannotAuthenticate = Code(rawValue: "cannotAuthenticate")
+        /// Anything else; see ``HTTPError/underlyingError``.
+        public static let unknown = Code(rawValue: "unknown")
+    }
+
+    /// The category of failure.
+    public var code: Code
+    /// The request that failed.
+    public var request: HTTPRequest
+    /// The response, when one was received but could not be used.
+    public var response: HTTPResponse?
+    /// The error that caused this one, such as a `URLError` or an `EncodingError`.
+    public var underlyingError: (any Error)?
+    /// What went wrong, for people; part of ``description``.
+    public var message: String
+
+    /// Creates an error.
+    ///
+    /// - Parameters:
+    ///   - code: The category.
+    ///   - request: The request that failed.
+    ///   - message: What went wrong, in a phrase; defaults to a phrase for the code.
+    ///   - response: The response, if one was received.
+    ///   - underlyingError: The error that caused this one.
+    public init(
+        _ code: Code,
+        request: HTTPRequest,
+        message: String? = nil,
+        response: HTTPResponse? = nil,
+        underlyingError: (any Error)? = nil
+    ) {
+        self.code = code
+        self.request = request
+        self.response = response
+        self.underlyingError = underlyingError
+        self.message = message ?? Self.defaultMessage(for: code)
+    }
+
+    private static func defaultMessage(for code: Code) -> String {
+        switch code {
+        case .invalidRequest: "the request is invalid"
+        case .cannotConnect: "could not connect to the server"
+        case .cancelled: "the request was cancelled"
+        case .timedOut: "the server did not answer in time"
+        case .insecureConnection: "a secure connection could not be established"
+        case .invalidResponse: "the server's response could not be read"
+        case .resetInProgress: "the loader chain is being reset"
+        case .cannotAuthenticate: "credentials could not be obtained"
+        default: "the request failed"
+        }
+    }
+}
+
+extension HTTPError: CustomStringConvertible, LocalizedError {
+    /// `"<code>: <METHOD> <URL> — <message> [(HTTP <status>)] [(underlying: <error>)]"`.
+    public var description: String {
+        var text = "\(code): \(request.method) \(request.displayURL) — \(message)"
+        if let response { text += " (HTTP \(response.status))" }
+        if let underlyingError { text += " (underlying: \(underlyingError))" }
+        return text
+    }
+
+    public var errorDescription: String? { description }
+}

@@ -1,0 +1,126 @@
+import Foundation
+
+extension HTTPRequest {
+    /// Checks that the request can be sent, without sending it or encoding its body.
+    ///
+    /// Terminal loaders call this before sending; you can call it to find a mistake early.
+    ///
+    /// - Throws: ``HTTPError`` with code ``HTTPError/Code/invalidRequest`` and a message naming the problem:
+    ///   an unparsable URL, no host, a bad scheme or port, a path that does not start with `/`, or a header
+    ///   whose name is not an HTTP token or whose value contains CR, LF, NUL, other control characters or
+    ///   non-ASCII characters (which could smuggle in extra headers).
+    public func validate() throws(HTTPError) {
+        _ = try validatedURL()
+        for field in headers {
+            if let problem = Self.problem(withHeaderName: field.name) ?? Self.problem(withHeaderValue: field.value) {
+                throw invalid("header field '\(Self.printable(field.name))' \(problem)")
+            }
+        }
+    }
+
+    /// The URL to send to, after checking each part.
+    func validatedURL() throws(HTTPError) -> URL {
+        if let unparsableURL {
+            throw invalid("the URL '\(unparsableURL)' could not be parsed")
+        }
+        guard let host else {
+            throw invalid("the request has no host; set one, or send it through ApplyEnvironment")
+        }
+        let schemeIsValid =
+            scheme.first?.isASCII == true && scheme.first?.isLetter == true
+            && scheme.unicodeScalars.allSatisfy { $0.isASCII && (Self.isAlphanumeric($0) || "+-.".unicodeScalars.contains($0)) }
+        guard schemeIsValid else {
+            throw invalid("the scheme '\(Self.printable(scheme))' is not a valid URL scheme")
+        }
+        if host.unicodeScalars.contains(where: { $0.value < 0x21 || $0 == "/" || $0 == "?" || $0 == "#" || $0 == "@" }) {
+            throw invalid("the host '\(Self.printable(host))' contains characters not allowed in a host")
+        }
+        if let port, !(0...65535).contains(port) {
+            throw invalid("the port \(port) is outside 0...65535")
+        }
+        if !path.isEmpty && !path.hasPrefix("/") {
+            throw invalid("the path '\(Self.printable(path))' must start with '/'")
+        }
+        guard let url else {
+            throw invalid("the URL could not be formed from its parts (\(displayURL))")
+        }
+        return url
+    }
+
+    /// The header fields to send: the request's own, then each of the body's
+    /// ``HTTPBody/additionalHeaders`` that the request does not set itself.
+    public var headersIncludingBody: HTTPHeaders {
+        let extra = body.additionalHeaders
+        guard !extra.isEmpty, !body.isEmpty else { return headers }
+        var merged = headers
+        for (name, value) in extra.sorted(by: { $0.key < $1.key }) where !merged.contains(name) {
+            merged.add(value, for: name)
+        }
+        return merged
+    }
+
+    /// The encoded body, or `nil` when it is empty.
+    func encodedBody() throws(HTTPError) -> Data? {
+        guard !body.isEmpty else { return nil }
+        do {
+            return try body.encode()
+        } catch {
+            throw HTTPError(
+                .invalidRequest,
+                request: self,
+                message: "the body (\(type(of: body))) could not be encoded: \(error)",
+                underlyingError: error
+            )
+        }
+    }
+
+    private func invalid(_ message: String) -> HTTPError {
+        HTTPError(.invalidRequest, request: self, message: message)
+    }
+
+    /// Why `name` cannot be a header field name, or `nil` when it can (an RFC 9110 token).
+    static func problem(withHeaderName name: String) -> String? {
+        if name.isEmpty { return "has an empty name" }
+        for scalar in name.unicodeScalars {
+            guard scalar.isASCII, isAlphanumeric(scalar) || "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar) else {
+                return "has a name that is not an HTTP token (it contains \(describe(scalar)))"
+            }
+        }
+        return nil
+    }
+
+    /// Why `value` cannot be a header field value, or `nil` when it can.
+    static func problem(withHeaderValue value: String) -> String? {
+        for scalar in value.unicodeScalars {
+            switch scalar.value {
+            case 0x0D, 0x0A, 0x00:
+                return "has a value containing \(describe(scalar)), which could inject header fields"
+            case 0x09, 0x20...0x7E:
+                continue
+            case 0x7F, 0x01...0x1F:
+                return "has a value containing the control character \(describe(scalar))"
+            default:
+                return "has a value containing the non-ASCII character \(describe(scalar)); percent-encode it"
+            }
+        }
+        return nil
+    }
+
+    private static func isAlphanumeric(_ scalar: Unicode.Scalar) -> Bool {
+        ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+    }
+
+    private static func describe(_ scalar: Unicode.Scalar) -> String {
+        switch scalar {
+        case "\r": "CR"
+        case "\n": "LF"
+        case "\0": "NUL"
+        default: scalar.isASCII && scalar.value >= 0x20 ? "'\(scalar)'" : "U+" + String(scalar.value, radix: 16, uppercase: true)
+        }
+    }
+
+    /// `text` with control characters escaped, safe to put inside a message.
+    private static func printable(_ text: String) -> String {
+        text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? $0.escaped(asASCII: true) : String($0) }.joined()
+    }
+}

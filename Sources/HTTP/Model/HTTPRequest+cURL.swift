@@ -1,0 +1,62 @@
+import Foundation
+
+extension HTTPRequest {
+    /// A `curl` command line that sends this request, for reproducing it in a terminal or a bug report.
+    ///
+    /// Header fields named by `redaction` are replaced by a placeholder, so the command is safe to paste
+    /// into a ticket; pass ``Redaction/none`` for a command that really authenticates. The body is sent
+    /// byte for byte (`--data-binary`), using `$'…'` quoting when it is not printable text.
+    ///
+    /// ```swift
+    /// print(request.cURLCommand())
+    /// // curl -X POST 'https://api.example.com/v1/people' \
+    /// //   -H 'Authorization: Bearer <redacted>' \
+    /// //   -H 'Content-Type: application/json; charset=utf-8' \
+    /// //   --data-binary '{"name":"Zoë"}'
+    /// ```
+    public func cURLCommand(redaction: Redaction = .standard) -> String {
+        var lines: [String] = []
+        var encodedBody: Data?
+        var bodyProblem: String?
+        do { encodedBody = try self.encodedBody() } catch { bodyProblem = error.message }
+
+        switch method {
+        case .get where encodedBody == nil: lines.append("curl \(Self.shellQuote(displayURL))")
+        case .head: lines.append("curl --head \(Self.shellQuote(displayURL))")
+        default: lines.append("curl -X \(Self.shellQuote(method.rawValue)) \(Self.shellQuote(displayURL))")
+        }
+        for field in headersIncludingBody {
+            lines.append("-H " + Self.shellQuote("\(field.name): \(redaction.display(field.value, for: field.name))"))
+        }
+        if let encodedBody {
+            lines.append("--data-binary " + Self.shellQuote(encodedBody))
+        }
+        var command = lines.joined(separator: " \\\n  ")
+        if let bodyProblem { command += "\n# \(bodyProblem)" }
+        return command
+    }
+
+    /// Quotes text for a POSIX shell: `'…'`, or `$'…'` with escapes when it holds control characters.
+    static func shellQuote(_ text: String) -> String {
+        shellQuote(Data(text.utf8))
+    }
+
+    static func shellQuote(_ bytes: Data) -> String {
+        let isPlain =
+            String(data: bytes, encoding: .utf8) != nil
+            && !bytes.contains { $0 < 0x20 && $0 != 0x0A && $0 != 0x09 || $0 == 0x7F }
+        if isPlain, let text = String(data: bytes, encoding: .utf8) {
+            return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        }
+        var quoted = "$'"
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "'"): quoted += "\\'"
+            case UInt8(ascii: "\\"): quoted += "\\\\"
+            case 0x20...0x7E: quoted.unicodeScalars.append(Unicode.Scalar(byte))
+            default: quoted += String(format: "\\x%02X", byte)
+            }
+        }
+        return quoted + "'"
+    }
+}

@@ -1,0 +1,42 @@
+public import Foundation
+
+/// What a server answered: the status, header fields and body, together with the request that produced it.
+///
+/// Every status is a response, `404` included; see ``HTTPStatus``.
+public struct HTTPResponse: Sendable {
+    /// The request this response answers (the copy that was actually sent).
+    public var request: HTTPRequest
+    /// The status code.
+    public var status: HTTPStatus
+    /// The response header fields, in the order received.
+    public var headers: HTTPHeaders
+    /// The body, already decoded from any `Content-Encoding` by the transport.
+    public var body: Data
+    /// The URL the response came from; differs from the request's URL after a redirect.
+    public var url: URL?
+
+    public init(
+        request: HTTPRequest,
+        status: HTTPStatus = .ok,
+        headers: HTTPHeaders = [:],
+        body: Data = Data(),
+        url: URL? = nil
+    ) {
+        self.request = request
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.url = url ?? request.url
+    }
+
+    /// The value of a response header field, ignoring case.
+    public subscript(header name: String) -> String? {
+        headers[name]
+    }
+}
+
+extension HTTPResponse: CustomStringConvertible {
+    public var description: String {
+        "\(status) for \(request) (\(body.count) bytes)"
+    }
+}
