@@ -13,16 +13,17 @@ infix operator --> : LoaderChainingPrecedence
 /// let chain = ApplyEnvironment(environment: .production) --> ResetGuard() --> URLSessionLoader()
 /// ```
 @discardableResult
-public func --> <Head: HTTPLoader>(lhs: Head, rhs: HTTPLoader?) -> Head {
+public func --> <Head: HTTPLoader>(lhs: Head, rhs: HTTPLoader) -> Head {
     lhs.nextLoader = rhs
     return lhs
 }
 
-/// Links an optional loader to the next; a `nil` head leaves `rhs` as the head.
+/// Links optional loaders: a `nil` head leaves `rhs` as the head, and a `nil` `rhs` leaves `lhs` unlinked.
 ///
-/// Lets optional links (`debug ? PrintLoader() : nil`) sit in a chain without unwrapping.
+/// Lets optional links (`debug ? PrintLoader() : nil`) sit in a chain without unwrapping; the result is
+/// optional because either side may be missing.
 @discardableResult
-public func --> (lhs: HTTPLoader?, rhs: HTTPLoader?) -> HTTPLoader? {
+public func --> <Head: HTTPLoader>(lhs: Head?, rhs: HTTPLoader?) -> HTTPLoader? {
     guard let lhs else { return rhs }
     lhs.nextLoader = rhs
     return lhs

@@ -31,6 +31,9 @@ public final class ResetGuard: HTTPLoader, @unchecked Sendable {
         return await super.load(request)
     }
 
+    /// How many resets are waiting for the running one; for tests.
+    var waitingResetCount: Int { state.withLock { $0.waiters.count } }
+
     public override func reset() async {
         let startsReset = state.withLock { state -> Bool in
             if state.isResetting { return false }

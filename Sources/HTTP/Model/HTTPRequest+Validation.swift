@@ -32,8 +32,8 @@ extension HTTPRequest {
         guard schemeIsValid else {
             throw invalid("the scheme '\(Self.printable(scheme))' is not a valid URL scheme")
         }
-        if host.unicodeScalars.contains(where: { $0.value < 0x21 || $0 == "/" || $0 == "?" || $0 == "#" || $0 == "@" }) {
-            throw invalid("the host '\(Self.printable(host))' contains characters not allowed in a host")
+        if let problem = Self.problem(withHost: host) {
+            throw invalid("the host '\(Self.printable(host))' \(problem)")
         }
         if let port, !(0...65535).contains(port) {
             throw invalid("the port \(port) is outside 0...65535")
@@ -41,7 +41,14 @@ extension HTTPRequest {
         if !path.isEmpty && !path.hasPrefix("/") {
             throw invalid("the path '\(Self.printable(path))' must start with '/'")
         }
-        guard let url else {
+        var components = URLComponents()
+        components.scheme = scheme
+        components.host = host
+        components.port = port
+        components.percentEncodedPath = percentEncodedPath
+        components.percentEncodedQuery = percentEncodedQuery
+        components.fragment = fragment
+        guard let url = components.url else {
             throw invalid("the URL could not be formed from its parts (\(displayURL))")
         }
         return url
@@ -72,6 +79,24 @@ extension HTTPRequest {
                 underlyingError: error
             )
         }
+    }
+
+    /// Why `host` cannot be a URL host, or `nil` when it can: a registered name (internationalized names
+    /// allowed) or an IP literal such as `127.0.0.1` or `[::1]`.
+    static func problem(withHost host: String) -> String? {
+        if host.hasPrefix("[") {
+            let literal = host.dropFirst().dropLast()
+            guard host.hasSuffix("]"), !literal.isEmpty,
+                literal.unicodeScalars.allSatisfy({ $0.properties.isASCIIHexDigit || $0 == ":" || $0 == "." })
+            else { return "is not a valid IPv6 literal" }
+            return nil
+        }
+        for scalar in host.unicodeScalars {
+            if scalar.isASCII && !(isAlphanumeric(scalar) || "-._~".unicodeScalars.contains(scalar)) {
+                return "contains \(describe(scalar)), which is not allowed in a host name"
+            }
+        }
+        return nil
     }
 
     private func invalid(_ message: String) -> HTTPError {

@@ -30,7 +30,6 @@ public struct HTTPRequest: Sendable {
     /// The request body. Defaults to ``EmptyBody``.
     public var body: any HTTPBody
 
-    private var components: URLComponents
     private var options: [ObjectIdentifier: any Sendable] = [:]
     /// Set when the request was made from a URL that `URLComponents` could not parse.
     private(set) var unparsableURL: String?
@@ -60,12 +59,11 @@ public struct HTTPRequest: Sendable {
         self.method = method
         self.headers = headers
         self.body = body
-        self.components = URLComponents()
-        self.components.scheme = scheme
-        self.components.host = host
+        self.scheme = scheme
+        self.host = host?.isEmpty == true ? nil : host
         self.port = port
-        self.components.path = path
-        if !query.isEmpty { self.components.queryItems = query }
+        self.percentEncodedPath = Self.encodePath(path)
+        self.percentEncodedQuery = Self.encodeQuery(query)
     }
 
     /// Creates a request for an absolute URL.
@@ -74,67 +72,94 @@ public struct HTTPRequest: Sendable {
     /// it fails with ``HTTPError/Code/invalidRequest`` naming that URL.
     public init(method: HTTPMethod = .get, url: URL, headers: HTTPHeaders = [:], body: any HTTPBody = EmptyBody()) {
         self.init(method: method, headers: headers, body: body)
-        if var parsed = URLComponents(url: url, resolvingAgainstBaseURL: true) {
-            port = parsed.port
-            parsed.port = nil
-            components = parsed
-        } else {
-            components = URLComponents()
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
             unparsableURL = url.absoluteString
+            return
         }
+        scheme = components.scheme ?? "https"
+        host = components.host?.isEmpty == true ? nil : components.host
+        port = components.port
+        percentEncodedPath = components.percentEncodedPath
+        percentEncodedQuery = components.percentEncodedQuery
+        fragment = components.fragment
     }
 
     /// The URL scheme, for example `"https"`.
-    public var scheme: String {
-        get { components.scheme ?? "https" }
-        set { components.scheme = newValue }
-    }
+    public var scheme: String
 
     /// The host, or `nil` when the request is relative to its server environment.
     public var host: String? {
-        get {
-            guard let host = components.host, !host.isEmpty else { return nil }
-            return host
-        }
-        set { components.host = newValue }
+        didSet { if host?.isEmpty == true { host = nil } }
     }
 
     /// An explicit port, or `nil` for the scheme's default. A port outside `0...65535` fails validation.
-    ///
-    /// Kept apart from the URL components, which trap on a negative port on some platforms.
     public var port: Int?
+
+    /// The path exactly as it is sent, percent-encoded.
+    ///
+    /// Use it when a path segment contains an encoded `/` (`%2F`) that must stay encoded.
+    public var percentEncodedPath: String
 
     /// The path, unencoded. Must start with `/` unless it is empty.
     public var path: String {
-        get { components.path }
-        set { components.path = newValue }
+        get { percentEncodedPath.removingPercentEncoding ?? percentEncodedPath }
+        set { percentEncodedPath = Self.encodePath(newValue) }
     }
 
     /// The query items, unencoded, in order. Empty when the URL has no query.
+    ///
+    /// Items you set are encoded strictly: everything but unreserved characters is percent-encoded, `+` and
+    /// `&` included, so a value reads back the same whatever form-decoding the server applies. A query that
+    /// came with a URL is kept exactly as it was written until you set this property.
     public var query: [URLQueryItem] {
-        get { components.queryItems ?? [] }
-        set { components.queryItems = newValue.isEmpty ? nil : newValue }
+        get {
+            guard let percentEncodedQuery else { return [] }
+            return percentEncodedQuery.split(separator: "&", omittingEmptySubsequences: false).map { pair in
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let name = String(parts[0])
+                let value = parts.count > 1 ? String(parts[1]) : nil
+                return URLQueryItem(
+                    name: name.removingPercentEncoding ?? name,
+                    value: value.map { $0.removingPercentEncoding ?? $0 }
+                )
+            }
+        }
+        set { percentEncodedQuery = Self.encodeQuery(newValue) }
     }
 
+    /// The query exactly as it is sent, percent-encoded, or `nil` when there is none.
+    public var percentEncodedQuery: String?
+
     /// The fragment, if any. It is never sent to the server; it is kept so a URL survives a round trip.
-    public var fragment: String? {
-        get { components.fragment }
-        set { components.fragment = newValue }
-    }
+    public var fragment: String?
 
     /// The full URL, or `nil` when the parts do not form one (for example, no host, or a path without a
     /// leading `/`). ``validate()`` says which part is wrong.
     public var url: URL? {
-        guard unparsableURL == nil, host != nil else { return nil }
-        return urlComponents.url
+        try? validatedURL()
     }
 
-    /// The URL parts with the port applied, when it is a valid one.
-    var urlComponents: URLComponents {
-        guard let port, (0...65535).contains(port) else { return components }
-        var complete = components
-        complete.port = port
-        return complete
+    static func encodePath(_ path: String) -> String {
+        path.addingPercentEncoding(withAllowedCharacters: pathAllowed) ?? path
+    }
+
+    /// RFC 3986 `pchar` plus `/`: unreserved, sub-delims, `:` and `@`.
+    private static let pathAllowed = CharacterSet(
+        charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@/"
+    )
+
+    /// Unreserved characters only (RFC 3986 §2.3), for query names and values.
+    static let queryAllowed = CharacterSet(
+        charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~"
+    )
+
+    static func encodeQuery(_ items: [URLQueryItem]) -> String? {
+        guard !items.isEmpty else { return nil }
+        return items.map { item in
+            let name = item.name.addingPercentEncoding(withAllowedCharacters: queryAllowed) ?? item.name
+            guard let value = item.value else { return name }
+            return name + "=" + (value.addingPercentEncoding(withAllowedCharacters: queryAllowed) ?? value)
+        }.joined(separator: "&")
     }
 
     /// The value of a header field, ignoring case; setting `nil` removes it.
@@ -162,12 +187,16 @@ extension HTTPRequest: CustomStringConvertible {
         "\(method) \(displayURL)"
     }
 
-    /// The URL as text for messages and logs, even when the request is still relative.
+    /// The URL as text for messages and logs, even when the request is still relative or invalid.
     var displayURL: String {
         if let unparsableURL { return unparsableURL }
-        if let url { return url.absoluteString }
-        var rendered = urlComponents
-        if host == nil { rendered.scheme = nil }
-        return rendered.string ?? path
+        var text = ""
+        if let host {
+            text = "\(scheme)://\(host)"
+            if let port { text += ":\(port)" }
+        }
+        text += percentEncodedPath
+        if let percentEncodedQuery { text += "?" + percentEncodedQuery }
+        return text
     }
 }

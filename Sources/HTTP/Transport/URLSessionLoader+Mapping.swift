@@ -1,0 +1,132 @@
+#if canImport(FoundationNetworking)
+import Foundation
+#else
+public import Foundation
+#endif
+
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+extension HTTPRequest {
+    /// The `URLRequest` that sends this request, after validating it.
+    ///
+    /// Header fields are the request's own followed by the body's ``HTTPBody/additionalHeaders``; the
+    /// ``timeout`` option becomes the request's `timeoutInterval`.
+    ///
+    /// - Throws: ``HTTPError`` with ``HTTPError/Code/invalidRequest`` when the request is malformed or its
+    ///   body fails to encode (see ``validate()``).
+    public func urlRequest() throws(HTTPError) -> URLRequest {
+        try validate()
+        if scheme.lowercased() != "http" && scheme.lowercased() != "https" {
+            throw HTTPError(
+                .invalidRequest,
+                request: self,
+                message: "the scheme '\(scheme)' is not supported; URLSessionLoader sends http and https requests"
+            )
+        }
+        var urlRequest = URLRequest(url: try validatedURL())
+        urlRequest.httpMethod = method.rawValue
+        let body = try encodedBody()
+        for field in headersIncludingBody {
+            if let problem = Self.problem(withHeaderName: field.name) ?? Self.problem(withHeaderValue: field.value) {
+                throw HTTPError(
+                    .invalidRequest,
+                    request: self,
+                    message: "the body's header field '\(field.name)' \(problem)"
+                )
+            }
+            urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
+        }
+        urlRequest.httpBody = body
+        if let timeout {
+            let (seconds, attoseconds) = timeout.components
+            urlRequest.timeoutInterval = max(0.001, Double(seconds) + Double(attoseconds) / 1e18)
+        }
+        return urlRequest
+    }
+}
+
+extension HTTPResponse {
+    /// A response built from what `URLSession` returned.
+    init(request: HTTPRequest, urlResponse: HTTPURLResponse, body: Data) {
+        var headers = HTTPHeaders()
+        let fields = urlResponse.allHeaderFields.compactMap { key, value -> (String, String)? in
+            guard let name = key as? String else { return nil }
+            return (name, value as? String ?? "\(value)")
+        }
+        for (name, value) in fields.sorted(by: { $0.0.lowercased() < $1.0.lowercased() }) {
+            headers.add(value, for: name)
+        }
+        self.init(
+            request: request,
+            status: HTTPStatus(rawValue: urlResponse.statusCode),
+            headers: headers,
+            body: body,
+            url: urlResponse.url
+        )
+    }
+}
+
+extension HTTPError {
+    /// Maps an error from `URLSession` to an ``HTTPError`` with the matching code, keeping it as the
+    /// underlying error.
+    init(request: HTTPRequest, transportError error: any Error) {
+        guard let urlError = error as? URLError else {
+            self.init(
+                .unknown,
+                request: request,
+                message: "the transport failed: \(error.localizedDescription)",
+                underlyingError: error
+            )
+            return
+        }
+        let code: Code
+        let message: String
+        let target = request.url.map { "\($0.host ?? "?")\($0.port.map { ":\($0)" } ?? "")" } ?? "the server"
+        switch urlError.code {
+        case .cancelled:
+            code = .cancelled
+            message = "the request was cancelled"
+        case .timedOut:
+            code = .timedOut
+            message = "\(target) did not answer in time"
+        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet,
+            .networkConnectionLost, .internationalRoamingOff, .callIsActive, .dataNotAllowed, .resourceUnavailable:
+            code = .cannotConnect
+            message = "could not reach \(target) (\(Self.name(of: urlError.code)))"
+        case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
+            .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
+            .clientCertificateRequired, .appTransportSecurityRequiresSecureConnection:
+            code = .insecureConnection
+            message = "no secure connection to \(target) (\(Self.name(of: urlError.code)))"
+        case .badServerResponse, .cannotParseResponse, .cannotDecodeRawData, .cannotDecodeContentData,
+            .zeroByteResource, .dataLengthExceedsMaximum, .httpTooManyRedirects, .redirectToNonExistentLocation:
+            code = .invalidResponse
+            message = "the response from \(target) could not be used (\(Self.name(of: urlError.code)))"
+        case .badURL, .unsupportedURL:
+            code = .invalidRequest
+            message = "URLSession rejected the URL (\(Self.name(of: urlError.code)))"
+        case .userAuthenticationRequired, .userCancelledAuthentication:
+            code = .cannotAuthenticate
+            message = "\(target) required authentication (\(Self.name(of: urlError.code)))"
+        default:
+            code = .unknown
+            message = "the transport failed (\(Self.name(of: urlError.code)))"
+        }
+        self.init(code, request: request, message: message, underlyingError: urlError)
+    }
+
+    private static func name(of code: URLError.Code) -> String {
+        let names: [URLError.Code: String] = [
+            .cannotConnectToHost: "cannotConnectToHost", .cannotFindHost: "cannotFindHost",
+            .dnsLookupFailed: "dnsLookupFailed", .notConnectedToInternet: "notConnectedToInternet",
+            .networkConnectionLost: "networkConnectionLost", .secureConnectionFailed: "secureConnectionFailed",
+            .serverCertificateUntrusted: "serverCertificateUntrusted", .badServerResponse: "badServerResponse",
+            .cannotParseResponse: "cannotParseResponse", .cannotDecodeContentData: "cannotDecodeContentData",
+            .httpTooManyRedirects: "httpTooManyRedirects", .badURL: "badURL", .unsupportedURL: "unsupportedURL",
+            .userAuthenticationRequired: "userAuthenticationRequired", .zeroByteResource: "zeroByteResource",
+        ]
+        return "URLError." + (names[code] ?? "code \(code.rawValue)")
+    }
+}

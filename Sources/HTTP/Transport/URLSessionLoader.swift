@@ -1,0 +1,249 @@
+#if canImport(FoundationNetworking)
+import Foundation
+#else
+public import Foundation
+#endif
+import Synchronization
+
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+/// The terminal loader that sends requests over the network with `URLSession`.
+///
+/// ```swift
+/// let chain = ApplyEnvironment(environment: .production) --> URLSessionLoader()
+/// ```
+///
+/// The loader validates each request before sending it (a malformed one fails with
+/// ``HTTPError/Code/invalidRequest``), maps `URLError`s to ``HTTPError`` codes keeping the original as
+/// ``HTTPError/underlyingError``, and returns every status — `404` and `500` included — as a response.
+///
+/// ## What URLSession does on its own, and the defaults chosen here
+///
+/// - **Redirects.** URLSession follows them on every platform. Left alone it forwards hand-set
+///   `Authorization` and `Cookie` header fields to whatever host the redirect names (measured on Linux:
+///   from `localhost` to `127.0.0.1` on a 302). This loader owns its session's delegate and, when a
+///   redirect changes scheme, host or port, removes `Authorization`, `Proxy-Authorization` and `Cookie`.
+///   A request can refuse to follow redirects with ``HTTPRequest/redirectPolicy``.
+/// - **Cookies.** URLSession's cookie storage would silently add and keep cookies, and they would survive
+///   a ``reset()`` (log out). ``defaultConfiguration`` turns cookie handling off: a request carries exactly
+///   the `Cookie` field it sets. Pass a configuration with a cookie storage to opt in.
+/// - **Caching.** The shared `URLCache` (a disk cache on Linux) would answer some requests without asking
+///   the server. ``defaultConfiguration`` uses no cache, so every load reaches the server.
+/// - **Credentials.** URLSession's credential storage and authentication challenges are not used;
+///   authentication belongs to loaders in the chain (`BasicAuth`, `OAuth`).
+/// - **Compression.** Responses with `gzip`, `deflate` (and `br` where supported) encoding arrive decoded.
+///
+/// ## Cancellation and reset
+///
+/// Cancelling the task that awaits ``load(_:)`` cancels the URLSession task and returns
+/// ``HTTPError/Code/cancelled`` at once, without waiting for URLSession to report back. ``reset()`` waits
+/// until every load in flight has completed.
+// Safety: configuration is immutable; per-load state lives in the delegate's Mutex and in each
+// TransferContext's Mutex.
+public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
+    /// The session requests are sent with. Its delegate belongs to the loader.
+    public let session: URLSession
+    private let delegate: SessionDelegate
+    private let inFlight = InFlightLoads()
+
+    /// A configuration with URLSession's hidden state turned off: no cookie handling, no cache, no
+    /// credential storage. See the discussion of ``URLSessionLoader``.
+    public static var defaultConfiguration: URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieStorage = nil
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.urlCredentialStorage = nil
+        return configuration
+    }
+
+    /// Creates a loader with its own session.
+    ///
+    /// - Parameter configuration: The session configuration: timeouts, connection limits, additional
+    ///   header fields, protocol classes (such as a `URLProtocol` stub), cookie storage and cache.
+    ///   ``defaultConfiguration`` by default. The loader always installs its own session delegate, which
+    ///   enforces ``RedirectPolicy`` and strips credentials on cross-origin redirects.
+    public init(configuration: URLSessionConfiguration = URLSessionLoader.defaultConfiguration) {
+        let delegate = SessionDelegate()
+        self.delegate = delegate
+        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+
+    public override func load(_ request: HTTPRequest) async -> HTTPResult {
+        let urlRequest: URLRequest
+        do {
+            urlRequest = try request.urlRequest()
+        } catch {
+            return .failure(error)
+        }
+        if Task.isCancelled { return .failure(HTTPError(.cancelled, request: request)) }
+
+        inFlight.begin()
+        defer { inFlight.end() }
+        let transfer = TransferContext(request: request)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                guard transfer.install(continuation) else { return }
+                let task = session.dataTask(with: urlRequest)
+                delegate.register(transfer, for: task)
+                transfer.start(task)
+            }
+        } onCancel: {
+            transfer.cancel()
+        }
+    }
+
+    /// Waits until every load in flight has completed, then resets the rest of the chain.
+    public override func reset() async {
+        await inFlight.waitUntilIdle()
+        await super.reset()
+    }
+}
+
+/// One request on its way through URLSession: collects the body and completes exactly once, with the
+/// result or as cancelled.
+final class TransferContext: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<HTTPResult, Never>?
+        var task: URLSessionDataTask?
+        var body = Data()
+        var isFinished = false
+        var strippedCredentials = false
+    }
+
+    let request: HTTPRequest
+    private let state = Mutex(State())
+
+    init(request: HTTPRequest) {
+        self.request = request
+    }
+
+    /// Stores the continuation; `false` (and the continuation already resumed) if the load was cancelled first.
+    func install(_ continuation: CheckedContinuation<HTTPResult, Never>) -> Bool {
+        let cancelled = state.withLock { state -> Bool in
+            if state.isFinished { return true }
+            state.continuation = continuation
+            return false
+        }
+        if cancelled { continuation.resume(returning: .failure(HTTPError(.cancelled, request: request))) }
+        return !cancelled
+    }
+
+    /// Starts `task` unless the load was cancelled meanwhile.
+    func start(_ task: URLSessionDataTask) {
+        let cancelled = state.withLock { state -> Bool in
+            state.task = task
+            return state.isFinished
+        }
+        if cancelled { task.cancel() } else { task.resume() }
+    }
+
+    func cancel() {
+        let (task, continuation) = state.withLock { state -> (URLSessionDataTask?, CheckedContinuation<HTTPResult, Never>?) in
+            guard !state.isFinished else { return (nil, nil) }
+            state.isFinished = true
+            defer { state.continuation = nil }
+            return (state.task, state.continuation)
+        }
+        task?.cancel()
+        continuation?.resume(returning: .failure(HTTPError(.cancelled, request: request)))
+    }
+
+    func append(_ data: Data) {
+        state.withLock { $0.body.append(data) }
+    }
+
+    /// Records that credentials were removed, and whether they had been removed before.
+    func markCredentialsStripped() {
+        state.withLock { $0.strippedCredentials = true }
+    }
+
+    var hasStrippedCredentials: Bool { state.withLock { $0.strippedCredentials } }
+
+    func finish(response: URLResponse?, error: (any Error)?) {
+        let taken = state.withLock { state -> (CheckedContinuation<HTTPResult, Never>, Data)? in
+            guard !state.isFinished, let continuation = state.continuation else { return nil }
+            state.isFinished = true
+            state.continuation = nil
+            state.task = nil
+            defer { state.body = Data() }
+            return (continuation, state.body)
+        }
+        guard let (continuation, body) = taken else { return }
+        let result: HTTPResult
+        if let error {
+            result = .failure(HTTPError(request: request, transportError: error))
+        } else if let response = response as? HTTPURLResponse {
+            result = .success(HTTPResponse(request: request, urlResponse: response, body: body))
+        } else {
+            result = .failure(
+                HTTPError(.invalidResponse, request: request, message: "the server's response was not an HTTP response")
+            )
+        }
+        continuation.resume(returning: result)
+    }
+}
+
+/// The session's delegate: routes callbacks to each task's ``TransferContext`` and enforces the redirect rules.
+final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    private let transfers = Mutex<[Int: TransferContext]>([:])
+
+    func register(_ transfer: TransferContext, for task: URLSessionTask) {
+        transfers.withLock { $0[task.taskIdentifier] = transfer }
+    }
+
+    private func transfer(for task: URLSessionTask) -> TransferContext? {
+        transfers.withLock { $0[task.taskIdentifier] }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        transfer(for: dataTask)?.append(data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let transfer = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        transfer?.finish(response: task.response, error: error)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        guard let transfer = transfer(for: task) else { return completionHandler(newRequest) }
+        guard transfer.request.redirectPolicy == .follow else { return completionHandler(nil) }
+        let originalOrigin = Origin(transfer.request.url)
+        guard transfer.hasStrippedCredentials || Origin(newRequest.url) != originalOrigin
+            || Origin(response.url) != originalOrigin
+        else { return completionHandler(newRequest) }
+        transfer.markCredentialsStripped()
+        var stripped = newRequest
+        for name in ["Authorization", "Proxy-Authorization", "Cookie"] {
+            stripped.setValue(nil, forHTTPHeaderField: name)
+        }
+        completionHandler(stripped)
+    }
+}
+
+/// The scheme, host and port of a URL, with the port defaulted from the scheme (RFC 6454).
+struct Origin: Equatable {
+    let scheme: String
+    let host: String
+    let port: Int?
+
+    init(_ url: URL?) {
+        scheme = url?.scheme?.lowercased() ?? ""
+        host = url?.host?.lowercased() ?? ""
+        port = url?.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil)
+    }
+}

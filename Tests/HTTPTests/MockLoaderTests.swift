@@ -1,0 +1,66 @@
+import Foundation
+import HTTP
+import Testing
+
+@Suite struct MockLoaderTests {
+    @Test func answersFromTheQueueInOrderAndRecordsRequests() async {
+        let mock = MockLoader()
+            .then { request in .success(HTTPResponse(request: request, status: .ok, body: Data("one".utf8))) }
+            .then(status: .notFound, headers: ["X-Reason": "gone"])
+            .then(failWith: .timedOut)
+        let first = await mock.load(HTTPRequest(host: "example.com", path: "/1"))
+        let second = await mock.load(HTTPRequest(host: "example.com", path: "/2"))
+        let third = await mock.load(HTTPRequest(host: "example.com", path: "/3"))
+        #expect(first.response.map { String(decoding: $0.body, as: UTF8.self) } == "one")
+        #expect(second.response?.status == .notFound)  // a 404 is a response, not an error
+        #expect(second.response?[header: "x-reason"] == "gone")
+        #expect(third.error?.code == .timedOut)
+        #expect(mock.receivedRequests.map(\.path) == ["/1", "/2", "/3"])
+        #expect(mock.pendingHandlerCount == 0)
+    }
+
+    @Test func failsWithCannotConnectWhenNoHandlerIsLeft() async {
+        let mock = MockLoader()
+        let result = await mock.load(HTTPRequest(host: "example.com"))
+        #expect(result.error?.code == .cannotConnect)
+        #expect(result.error?.message.contains("no handler left") == true)
+        #expect(mock.receivedRequests.count == 1)
+    }
+
+    @Test func asyncHandlersAndCancellation() async {
+        let mock = MockLoader().then { request in
+            try? await Task.sleep(for: .seconds(30))
+            return .success(HTTPResponse(request: request))
+        }
+        let load = Task { await mock.load(HTTPRequest(host: "example.com")) }
+        while mock.receivedRequests.isEmpty { await Task.yield() }
+        load.cancel()
+        let result = await withDeadline(seconds: 5) { await load.value }
+        #expect(result?.error?.code == .cancelled)  // never the handler's success
+    }
+
+    @Test func anAlreadyCancelledLoadUsesNoHandler() async {
+        let mock = MockLoader().then(status: .ok)
+        let load = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await mock.load(HTTPRequest(host: "example.com"))
+        }
+        #expect(await load.value.error?.code == .cancelled)
+        #expect(mock.receivedRequests.isEmpty)
+        #expect(mock.pendingHandlerCount == 1)
+    }
+
+    @Test func resetWaitsForRunningHandlers() async {
+        let finished = Locked(false)
+        let mock = MockLoader().then { request in
+            try? await Task.sleep(for: .milliseconds(50))
+            finished.withLock { $0 = true }
+            return .success(HTTPResponse(request: request))
+        }
+        let load = Task { await mock.load(HTTPRequest(host: "example.com")) }
+        while mock.receivedRequests.isEmpty { await Task.yield() }
+        await mock.reset()
+        #expect(finished.value)
+        _ = await load.value
+    }
+}

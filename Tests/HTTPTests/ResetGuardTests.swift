@@ -1,0 +1,63 @@
+import Foundation
+@testable import HTTP
+import Testing
+
+/// A loader whose reset blocks until released, counting how many resets reached it.
+private final class SlowReset: HTTPLoader, @unchecked Sendable {
+    let resets = Locked(0)
+    let gate = Locked<[CheckedContinuation<Void, Never>]>([])
+    let entered = Locked(false)
+
+    override func reset() async {
+        resets.withLock { $0 += 1 }
+        await withCheckedContinuation { continuation in
+            gate.withLock { $0.append(continuation) }
+            entered.withLock { $0 = true }
+        }
+    }
+
+    func release() {
+        for waiter in gate.withLock({ gate in defer { gate = [] }; return gate }) { waiter.resume() }
+    }
+}
+
+@Suite struct ResetGuardTests {
+    @Test func passesLoadsThroughWhenNotResetting() async {
+        let chain = ResetGuard() --> MockLoader().then(status: .ok)
+        #expect(await chain.load(HTTPRequest(host: "example.com")).response?.status == .ok)
+    }
+
+    @Test func refusesLoadsDuringAResetAndCollapsesConcurrentResets() async {
+        let slow = SlowReset()
+        let mock = MockLoader().then(status: .ok)
+        let guardLoader = ResetGuard()
+        guardLoader --> slow
+        slow.nextLoader = mock
+
+        let first = Task { await guardLoader.reset() }
+        while !slow.entered.value { await Task.yield() }
+
+        // During the reset: loads are refused, and more resets join the running one.
+        let refused = await guardLoader.load(HTTPRequest(host: "example.com"))
+        #expect(refused.error?.code == .resetInProgress)
+        let second = Task { await guardLoader.reset() }
+        let third = Task { await guardLoader.reset() }
+        while guardLoader.waitingResetCount < 2 { await Task.yield() }
+        #expect(slow.resets.value == 1)
+
+        slow.release()
+        await first.value
+        await second.value
+        await third.value
+        #expect(slow.resets.value == 1)
+        #expect(mock.receivedRequests.isEmpty)
+
+        // After the reset: loads pass again, and a new reset goes through.
+        #expect(await guardLoader.load(HTTPRequest(host: "example.com")).response?.status == .ok)
+        let again = Task { await guardLoader.reset() }
+        while slow.resets.value < 2 { await Task.yield() }
+        slow.release()
+        await again.value
+        #expect(slow.resets.value == 2)
+    }
+}
