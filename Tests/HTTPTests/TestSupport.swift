@@ -67,3 +67,19 @@ final class CountingLoader: HTTPLoader, @unchecked Sendable {
         await super.reset()
     }
 }
+
+/// The local servers started by `scripts/servers.sh`, handed over in environment variables.
+enum TestServers {
+    static let environment = ProcessInfo.processInfo.environment
+
+    /// The local httpbin, e.g. `http://127.0.0.1:41234`.
+    static let httpbin: URL? = environment["HTTPBIN_URL"].flatMap(URL.init(string:))
+
+    /// Set by the test command: a missing server is then a failure, not a skip.
+    static let areRequired = environment["HTTP_REQUIRE_SERVERS"] == "1"
+
+    /// The httpbin environment, for `ApplyEnvironment` or a request's own `serverEnvironment`.
+    static var httpbinEnvironment: ServerEnvironment? {
+        httpbin.flatMap { ServerEnvironment(baseURL: $0) }
+    }
+}

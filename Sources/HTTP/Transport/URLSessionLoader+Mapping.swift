@@ -41,7 +41,12 @@ extension HTTPRequest {
         urlRequest.httpBody = body
         if let timeout {
             let (seconds, attoseconds) = timeout.components
-            urlRequest.timeoutInterval = max(0.001, Double(seconds) + Double(attoseconds) / 1e18)
+            let interval = max(0.001, Double(seconds) + Double(attoseconds) / 1e18)
+            #if canImport(FoundationNetworking)
+            urlRequest.timeoutInterval = interval.rounded(.up)  // corelibs truncates to whole seconds
+            #else
+            urlRequest.timeoutInterval = interval
+            #endif
         }
         return urlRequest
     }

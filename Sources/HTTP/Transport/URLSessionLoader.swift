@@ -67,7 +67,15 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     ///   header fields, protocol classes (such as a `URLProtocol` stub), cookie storage and cache.
     ///   ``defaultConfiguration`` by default. The loader always installs its own session delegate, which
     ///   enforces ``RedirectPolicy`` and strips credentials on cross-origin redirects.
+    ///
+    /// On Linux the configuration's `urlCache` is replaced by `nil`: swift-corelibs-foundation can trap when a
+    /// task is cancelled while its response is being written to the cache (swift-corelibs-foundation issues
+    /// #3292 and #3296, reproduced here with 6.3.1), and cancellation must never crash.
     public init(configuration: URLSessionConfiguration = URLSessionLoader.defaultConfiguration) {
+        #if canImport(FoundationNetworking)
+        let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
+        configuration.urlCache = nil
+        #endif
         let delegate = SessionDelegate()
         self.delegate = delegate
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
@@ -117,6 +125,7 @@ final class TransferContext: Sendable {
         var body = Data()
         var isFinished = false
         var strippedCredentials = false
+        var declinedChallengeResponse: HTTPURLResponse?
     }
 
     let request: HTTPRequest
@@ -137,13 +146,19 @@ final class TransferContext: Sendable {
         return !cancelled
     }
 
-    /// Starts `task` unless the load was cancelled meanwhile.
+    /// Starts `task`, then makes it visible to ``cancel()``.
+    ///
+    /// The order matters on Linux: swift-corelibs-foundation can trap ("Trying to access a behaviour for a
+    /// task that in not in the registry") when a task is cancelled before or while it is being resumed, so
+    /// the task is resumed first and only then handed to a concurrent cancellation.
     func start(_ task: URLSessionDataTask) {
-        let cancelled = state.withLock { state -> Bool in
+        task.resume()
+        let cancelledMeanwhile = state.withLock { state -> Bool in
+            if state.isFinished { return true }
             state.task = task
-            return state.isFinished
+            return false
         }
-        if cancelled { task.cancel() } else { task.resume() }
+        if cancelledMeanwhile { task.cancel() }
     }
 
     func cancel() {
@@ -161,25 +176,33 @@ final class TransferContext: Sendable {
         state.withLock { $0.body.append(data) }
     }
 
-    /// Records that credentials were removed, and whether they had been removed before.
+    /// Records that credentials were removed from this transfer's redirects; later hops keep them removed.
     func markCredentialsStripped() {
         state.withLock { $0.strippedCredentials = true }
     }
 
     var hasStrippedCredentials: Bool { state.withLock { $0.strippedCredentials } }
 
+    /// Records the 401 whose authentication challenge was declined, to return it when URLSession reports the
+    /// task cancelled (see ``SessionDelegate``).
+    func recordDeclinedChallenge(response: HTTPURLResponse?) {
+        state.withLock { $0.declinedChallengeResponse = response }
+    }
+
     func finish(response: URLResponse?, error: (any Error)?) {
-        let taken = state.withLock { state -> (CheckedContinuation<HTTPResult, Never>, Data)? in
+        let taken = state.withLock { state -> (CheckedContinuation<HTTPResult, Never>, Data, HTTPURLResponse?)? in
             guard !state.isFinished, let continuation = state.continuation else { return nil }
             state.isFinished = true
             state.continuation = nil
             state.task = nil
             defer { state.body = Data() }
-            return (continuation, state.body)
+            return (continuation, state.body, state.declinedChallengeResponse)
         }
-        guard let (continuation, body) = taken else { return }
+        guard let (continuation, body, declinedChallengeResponse) = taken else { return }
         let result: HTTPResult
-        if let error {
+        if let declinedChallengeResponse, (error as? URLError)?.code == .cancelled {
+            result = .success(HTTPResponse(request: request, urlResponse: declinedChallengeResponse, body: body))
+        } else if let error {
             result = .failure(HTTPError(request: request, transportError: error))
         } else if let response = response as? HTTPURLResponse {
             result = .success(HTTPResponse(request: request, urlResponse: response, body: body))
@@ -211,6 +234,28 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let transfer = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
         transfer?.finish(response: task.response, error: error)
+    }
+
+    /// HTTP authentication challenges (a 401 with `WWW-Authenticate: Basic` or `Digest`) are declined so that
+    /// the 401 comes back as the response: credentials are the business of the chain's auth loaders, never of
+    /// URLSession's credential storage. Server-trust challenges get the system's default evaluation.
+    ///
+    /// On Linux, swift-corelibs-foundation cannot decline a challenge and still deliver the response: default
+    /// handling without a stored credential never completes the task, and declining cancels it. So the loader
+    /// cancels the challenge and remembers `failureResponse`, the 401 itself, which ``TransferContext`` then
+    /// returns as the response.
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        #if canImport(FoundationNetworking)
+        transfer(for: task)?.recordDeclinedChallenge(response: challenge.failureResponse as? HTTPURLResponse)
+        completionHandler(.cancelAuthenticationChallenge, nil)
+        #else
+        completionHandler(.performDefaultHandling, nil)
+        #endif
     }
 
     func urlSession(

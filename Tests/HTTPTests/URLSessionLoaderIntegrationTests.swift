@@ -1,0 +1,201 @@
+import Foundation
+import HTTP
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+@Suite struct IntegrationServerTests {
+    /// The test command sets HTTP_REQUIRE_SERVERS=1: then the integration suites must not be skipped.
+    @Test func serversArePresentWhenRequired() {
+        if TestServers.areRequired {
+            #expect(TestServers.httpbin != nil, "HTTP_REQUIRE_SERVERS=1 but HTTPBIN_URL is not set")
+        }
+    }
+}
+
+/// `URLSessionLoader` against a real httpbin on loopback, started by `scripts/servers.sh`.
+@Suite(.enabled(if: TestServers.httpbin != nil, "needs HTTPBIN_URL: run through scripts/test.sh"))
+struct URLSessionLoaderIntegrationTests {
+    let base = TestServers.httpbin!
+    let loader = URLSessionLoader()
+
+    private func request(_ path: String, method: HTTPMethod = .get, body: any HTTPBody = EmptyBody()) -> HTTPRequest {
+        var request = HTTPRequest(method: method, url: base.appendingPathComponent(path), body: body)
+        request.headers["Accept"] = "application/json"
+        return request
+    }
+
+    private struct Payload: Codable, Sendable, Equatable {
+        var name: String
+        var tags: [String]
+    }
+
+    @Test(arguments: [HTTPMethod.post, .put, .patch, .delete])
+    func jsonFormAndMultipartBodiesAreEchoed(method: HTTPMethod) async throws {
+        let json = try await loader.load(request("/anything", method: method, body: JSONBody(Payload(name: "Zoë", tags: ["a"])))).get()
+        #expect(json.status == .ok)
+        #expect(json.json["method"] as? String == method.rawValue)
+        #expect((json.json["json"] as? [String: Any])?["name"] as? String == "Zoë")
+        #expect((json.json["headers"] as? [String: String])?["Content-Type"] == "application/json; charset=utf-8")
+
+        let form = try await loader.load(request("/anything", method: method, body: FormBody(["q": "a+b & c"]))).get()
+        #expect((form.json["form"] as? [String: String])?["q"] == "a+b & c")
+
+        var multipart = MultipartFormBody()
+        multipart.addField(named: "title", value: "Holiday")
+        multipart.addFile(named: "notes", filename: "notes.txt", contentType: "text/plain", data: Data("sun".utf8))
+        let upload = try await loader.load(request("/anything", method: method, body: multipart)).get()
+        #expect((upload.json["form"] as? [String: String])?["title"] == "Holiday")
+        #expect((upload.json["files"] as? [String: String])?["notes"] == "sun")
+    }
+
+    @Test(arguments: [HTTPMethod.get, .head, .options, .delete])
+    func bodilessMethods(method: HTTPMethod) async throws {
+        let response = try await loader.load(request("/anything", method: method)).get()
+        #expect(response.status == .ok)
+        if method == .head { #expect(response.body.isEmpty) }
+        if method == .get { #expect(response.json["method"] as? String == "GET") }
+    }
+
+    @Test func aNotFoundStatusIsAResponseNotAnError() async throws {
+        let response = try await loader.load(request("/status/404")).get()
+        #expect(response.status == .notFound)
+    }
+
+    @Test func responseHeadersArrive() async throws {
+        var req = request("/response-headers")
+        req.query = [URLQueryItem(name: "X-Custom", value: "yes please"), URLQueryItem(name: "X-Dup", value: "a")]
+        let response = try await loader.load(req).get()
+        #expect(response[header: "x-custom"] == "yes please")
+        #expect(response.headers["X-DUP"] == "a")
+    }
+
+    @Test func redirectsAreFollowed() async throws {
+        let response = try await loader.load(request("/redirect/3")).get()
+        #expect(response.status == .ok)
+        #expect(response.url?.path == "/get")
+    }
+
+    @Test func aRequestCanRefuseToFollowRedirects() async throws {
+        var req = request("/redirect/1")
+        req.redirectPolicy = .doNotFollow
+        let response = try await loader.load(req).get()
+        #expect(response.status == .found)
+        #expect(response[header: "Location"]?.hasSuffix("/get") == true)
+    }
+
+    @Test func credentialsNeverFollowARedirectToAnotherOrigin() async throws {
+        // localhost and 127.0.0.1 are different origins for the same server.
+        var components = try #require(URLComponents(url: base, resolvingAgainstBaseURL: false))
+        components.host = "localhost"
+        components.path = "/redirect-to"
+        components.queryItems = [URLQueryItem(name: "url", value: base.appendingPathComponent("/headers").absoluteString)]
+        var req = HTTPRequest(url: try #require(components.url))
+        req.headers = ["Authorization": "Bearer secret", "Cookie": "session=secret", "Proxy-Authorization": "Basic x", "X-Keep": "1"]
+        let response = try await loader.load(req).get()
+        let echoed = try #require(response.json["headers"] as? [String: String])
+        #expect(response.url?.host == base.host)
+        #expect(echoed["Authorization"] == nil)
+        #expect(echoed["Cookie"] == nil)
+        #expect(echoed["Proxy-Authorization"] == nil)
+        #expect(echoed["X-Keep"] == "1")
+    }
+
+    @Test func credentialsFollowARedirectWithinTheSameOrigin() async throws {
+        var req = request("/redirect-to")
+        req.query = [URLQueryItem(name: "url", value: "/headers")]
+        req.headers["Authorization"] = "Bearer same-origin"
+        let response = try await loader.load(req).get()
+        #expect((response.json["headers"] as? [String: String])?["Authorization"] == "Bearer same-origin")
+    }
+
+    @Test func gzipIsDecoded() async throws {
+        let response = try await loader.load(request("/gzip")).get()
+        #expect(response.json["gzipped"] as? Bool == true)
+    }
+
+    @Test func aTimeoutFailsWithTimedOut() async throws {
+        var req = request("/delay/10")
+        req.timeout = .seconds(1)
+        let start = ContinuousClock.now
+        let result = await loader.load(req)
+        #expect(result.error?.code == .timedOut)
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+
+    @Test func cancellingTheTaskCancelsTheRequestAtOnce() async throws {
+        let start = ContinuousClock.now
+        let load = Task { await loader.load(request("/delay/5")) }
+        try await Task.sleep(for: .milliseconds(100))
+        load.cancel()
+        let result = await load.value
+        #expect(result.error?.code == .cancelled)
+        #expect(ContinuousClock.now - start < .seconds(2))
+    }
+
+    @Test func cancellingAnHTTPTaskCancelsTheRequest() async throws {
+        let results = Locked<[HTTPResult]>([])
+        let task = loader.load(request("/delay/5")) { result in results.withLock { $0.append(result) } }
+        try await Task.sleep(for: .milliseconds(100))
+        task.cancel()
+        #expect(results.value.first?.error?.code == .cancelled)
+        await loader.reset()  // returns once the URLSession task has really ended
+        #expect(results.value.count == 1)
+    }
+
+    @Test func downloadsArriveByteExact() async throws {
+        // httpbin caps /bytes and /range at 100 KiB, and its seeded /bytes shares one random generator across
+        // threads; /range serves a known pattern, so every byte can be checked.
+        let size = 102_400
+        let response = try await loader.load(request("/range/\(size)")).get()
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz".utf8)
+        #expect(response.body.count == size)
+        #expect(response.body == Data((0..<size).map { alphabet[$0 % 26] }))
+    }
+
+    @Test func aMegabyteRoundTripsByteExact() async throws {
+        var generator = SplitMix64(seed: 42)
+        let payload = Data((0..<1_048_576).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let body = DataBody(payload, contentType: "application/octet-stream")
+        let response = try await loader.load(request("/anything", method: .post, body: body)).get()
+        let echoed = try #require(response.json["data"] as? String)
+        let prefix = "data:application/octet-stream;base64,"
+        #expect(echoed.hasPrefix(prefix))
+        #expect(Data(base64Encoded: String(echoed.dropFirst(prefix.count))) == payload)
+    }
+
+    @Test func basicAuthWithAHandSetHeader() async throws {
+        let path = "/basic-auth/user/passwd"
+        let unauthorized = try await loader.load(request(path)).get()
+        #expect(unauthorized.status == .unauthorized)
+        #expect(unauthorized[header: "WWW-Authenticate"]?.hasPrefix("Basic") == true)
+        var req = request(path)
+        req.headers["Authorization"] = "Basic " + Data("user:passwd".utf8).base64EncodedString()
+        let authorized = try await loader.load(req).get()
+        #expect(authorized.status == .ok)
+        #expect(authorized.json["authenticated"] as? Bool == true)
+    }
+
+    @Test func concurrentLoadsWithRandomCancellationsEachCompleteOnce() async throws {
+        let count = 300
+        let outcomes = await withTaskGroup(of: HTTPError.Code?.self, returning: [HTTPError.Code?].self) { group in
+            for index in 0..<count {
+                let req = request("/bytes/64")
+                let load = Task { await loader.load(req) }
+                group.addTask {
+                    if index.isMultiple(of: 3) {
+                        try? await Task.sleep(for: .microseconds(Int.random(in: 0...3_000)))
+                        load.cancel()
+                    }
+                    return await load.value.error?.code
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(outcomes.count == count)
+        #expect(outcomes.allSatisfy { $0 == nil || $0 == .cancelled })
+        #expect(outcomes.contains { $0 == nil })
+    }
+}
