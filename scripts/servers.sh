@@ -1,0 +1,398 @@
+#!/usr/bin/env bash
+# Real local servers for the integration tests and the demo: httpbin and an OpenID Connect provider.
+#
+#   scripts/servers.sh install             prepare the Python venv only
+#   scripts/servers.sh run [--] CMD ARGS   start both servers, run CMD with HTTPBIN_URL and
+#                                          OIDC_ISSUER_URL set, stop both, exit with CMD's status
+#   scripts/servers.sh start               start both, print the export lines, wait for Ctrl-C
+#
+# Works from any directory. Needs bash, python3 (3.10+; with pip, or with venv's ensurepip) and,
+# on the first run, PyPI. Pinned versions: scripts/requirements-servers.txt, installed into
+# .build/servers-venv (reused while the requirements file and SERVERS_PYTHON are unchanged; an
+# interrupted install is redone). Server logs: .build/servers-logs/.
+#
+# The servers, both bound to 127.0.0.1 on free ports, each in its own process group:
+#   httpbin 0.10.4 under gunicorn 23.0.0, from the venv's folder:
+#     gunicorn --bind 127.0.0.1:PORT --workers 2 --worker-class gthread --threads 16
+#              --keep-alive 30 --graceful-timeout 5 --access-logfile - --error-logfile - httpbin:app
+#     (32 requests at once, so a /delay/10 or a /drip blocks nobody; a long keep-alive so an idle
+#     pooled connection is not closed under a client between two requests)
+#   oidc-provider-mock 0.3.4 (Authlib 1.9.9, served by uvicorn 0.54.0):
+#     oidc-provider-mock --host 127.0.0.1 --port PORT [--token-max-age "$OIDC_TOKEN_LIFETIME"]
+#     (--token-max-age is the CLI's -e; without it tokens live 3600 s, the provider's default)
+# A server counts as up when its log says it has bound the port ("Listening at: http://127.0.0.1:PORT",
+# "Uvicorn running on http://127.0.0.1:PORT") and GET /get, resp. /.well-known/openid-configuration,
+# answers 200. A port taken between picking and binding is retried on a new port (3 tries).
+#
+# Observed in oidc-provider-mock 0.3.4 (see also DESIGN.md): POST /oauth2/authorize?response_type=code
+# &client_id=..&redirect_uri=..&state=.. with form sub=alice answers 302 to redirect_uri?code=..&state=..;
+# any client id/secret is accepted; the issuer is taken from the Host header (use 127.0.0.1, not
+# localhost). --token-max-age applies only to tokens from the authorization_code grant: a token from
+# the refresh_token grant always gets expires_in 3600, and its response carries no new refresh_token.
+#
+# Environment:
+#   OIDC_TOKEN_LIFETIME     access/ID token lifetime in seconds (default: the provider's, 3600)
+#   SERVERS_PYTHON          interpreter the venv is made from (default: python3)
+#   SERVERS_READY_TIMEOUT   seconds each server has to come up (default: 30)
+set -euo pipefail
+
+SCRIPT_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
+ROOT=$(dirname -- "$SCRIPT_DIR")
+BUILD_DIR=$ROOT/.build
+VENV=$BUILD_DIR/servers-venv
+STAMP=$VENV/.servers-installed
+REQUIREMENTS=$SCRIPT_DIR/requirements-servers.txt
+LOG_DIR=$BUILD_DIR/servers-logs
+PYTHON=${SERVERS_PYTHON:-python3}
+READY_TIMEOUT=${SERVERS_READY_TIMEOUT:-30}
+STOP_TIMEOUT=10  # seconds a server (or CMD) gets after SIGTERM before SIGKILL
+PORT_TRIES=3
+
+# The two servers, by index: 0 = httpbin, 1 = the OpenID Connect provider.
+SERVER_NAME=(httpbin oidc-provider-mock)
+SERVER_PROBE=(/get /.well-known/openid-configuration)
+SERVER_PID=()
+SERVER_PORT=()
+SERVER_LOG=()
+SERVER_STARTED_AT=()
+SERVER_TRIES=()
+CHILD_PID=""  # the child run_child is waiting for, so a signal can be passed on to it
+CHILD_KIND=""
+CAUGHT_SIGNAL=""  # set by the signal trap, with the status to exit with
+CAUGHT_STATUS=0
+
+note() { printf 'servers.sh: %s\n' "$*" >&2; }
+die() { printf 'servers.sh: error: %s\n' "$*" >&2; exit 1; }
+
+usage() {
+  cat <<'EOF'
+usage: scripts/servers.sh install
+       scripts/servers.sh run [--] CMD [ARGS...]
+       scripts/servers.sh start
+Starts httpbin and oidc-provider-mock on 127.0.0.1 (free ports) and hands their URLs over as
+HTTPBIN_URL and OIDC_ISSUER_URL. Environment: OIDC_TOKEN_LIFETIME, SERVERS_PYTHON,
+SERVERS_READY_TIMEOUT. Logs: .build/servers-logs/.
+EOF
+}
+
+# --- the venv -------------------------------------------------------------------------------
+
+venv_is_ready() {  # (-x follows the venv's python symlink: fails once its interpreter is gone)
+  local want=$1 have=""
+  [ -f "$STAMP" ] && read -r have <"$STAMP" && [ "$have" = "$want" ] && [ -x "$VENV/bin/python" ]
+}
+
+install_venv() {
+  local key
+  key="v1 $PYTHON $(cksum <"$REQUIREMENTS")"
+  venv_is_ready "$key" && return 0
+
+  mkdir -p "$BUILD_DIR"
+  local locked=""
+  if command -v flock >/dev/null 2>&1; then  # another servers.sh may be installing right now
+    exec 9>"$BUILD_DIR/servers-venv.lock"
+    flock -w 900 9 || die "timed out waiting for another servers.sh to finish installing"
+    locked=1
+    if venv_is_ready "$key"; then exec 9>&-; return 0; fi
+  fi
+  command -v "$PYTHON" >/dev/null 2>&1 || die "$PYTHON not found (set SERVERS_PYTHON to a Python 3.10+)"
+
+  note "installing the test servers into ${VENV#"$ROOT"/} (pinned in scripts/requirements-servers.txt)"
+  rm -rf "$VENV"
+  local out pip
+  if out=$("$PYTHON" -m venv "$VENV" 2>&1); then
+    pip=("$VENV/bin/python" -m pip)
+  else
+    # Debian's python3 without python3-venv has no ensurepip: make the venv without pip and let
+    # the interpreter's own pip (22.3+) install into it.
+    rm -rf "$VENV"
+    if ! "$PYTHON" -m pip --version >/dev/null 2>&1 || ! out=$("$PYTHON" -m venv --without-pip "$VENV" 2>&1); then
+      die "could not create $VENV with $PYTHON (install python3-venv or python3-pip):"$'\n'"$out"
+    fi
+    pip=("$PYTHON" -m pip --python "$VENV/bin/python")
+  fi
+  PIP_DISABLE_PIP_VERSION_CHECK=1 "${pip[@]}" install --quiet --no-input --requirement "$REQUIREMENTS" ||
+    die "pip could not install scripts/requirements-servers.txt (see above)"
+  out=$("${pip[@]}" check 2>&1) || die "the installed servers have broken dependencies:"$'\n'"$out"
+  out=$("$VENV/bin/python" -c 'import httpbin, gunicorn, oidc_provider_mock' 2>&1) ||
+    die "the servers do not import after installing:"$'\n'"$out"
+  printf '%s\n' "$key" >"$STAMP"
+  [ -z "$locked" ] || exec 9>&-
+}
+
+# --- the servers ----------------------------------------------------------------------------
+
+free_port() {  # (with Ctrl-C ignored: it is this script's to handle, not Python's to print a traceback for)
+  ( trap '' INT; exec "$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' )
+}
+
+# Sets SERVER_ARGV to the command line of server $1 listening on port $2.
+server_argv() {
+  case $1 in
+    0) SERVER_ARGV=("$VENV/bin/gunicorn" --bind "127.0.0.1:$2" --workers 2 --worker-class gthread
+                    --threads 16 --keep-alive 30 --graceful-timeout 5
+                    --access-logfile - --error-logfile - httpbin:app) ;;
+    1) SERVER_ARGV=("$VENV/bin/oidc-provider-mock" --host 127.0.0.1 --port "$2")
+       [ -z "${OIDC_TOKEN_LIFETIME:-}" ] || SERVER_ARGV+=(--token-max-age "$OIDC_TOKEN_LIFETIME") ;;
+  esac
+}
+
+# What server $1 logs once it has bound its port.
+bound_marker() {
+  case $1 in
+    0) printf 'Listening at: http://127.0.0.1:%s (' "${SERVER_PORT[$1]}" ;;
+    1) printf 'Uvicorn running on http://127.0.0.1:%s ' "${SERVER_PORT[$1]}" ;;
+  esac
+}
+
+server_url() { printf 'http://127.0.0.1:%s' "${SERVER_PORT[$1]}"; }
+
+# Starts server $1 on a fresh port, as the leader of a new process group (so stopping it stops its
+# workers too), from the venv's folder (so no gunicorn.conf.py or module in the caller's cwd is picked up).
+launch_server() {
+  local i=$1 port
+  port=$(free_port)
+  server_argv "$i" "$port"
+  : >"${SERVER_LOG[$i]}"
+  (
+    cd "$VENV"
+    unset GUNICORN_CMD_ARGS
+    export PYTHONUNBUFFERED=1
+    exec "$VENV/bin/python" -c 'import os, sys; os.setsid(); os.execv(sys.argv[1], sys.argv[1:])' "${SERVER_ARGV[@]}"
+  ) </dev/null >>"${SERVER_LOG[$i]}" 2>&1 8>&- &
+  SERVER_PID[i]=$!
+  SERVER_PORT[i]=$port
+  SERVER_STARTED_AT[i]=$SECONDS
+  SERVER_TRIES[i]=$(( ${SERVER_TRIES[$i]:-0} + 1 ))
+}
+
+# A server's process group; or, in the moment before it has made its group, the process itself.
+server_is_alive() {
+  [ -n "${SERVER_PID[$1]:-}" ] && { kill -0 -- "-${SERVER_PID[$1]}" || kill -0 "${SERVER_PID[$1]}"; } 2>/dev/null
+}
+
+signal_server() {
+  [ -z "${SERVER_PID[$2]:-}" ] || kill "-$1" -- "-${SERVER_PID[$2]}" 2>/dev/null || kill "-$1" "${SERVER_PID[$2]}" 2>/dev/null || true
+}
+
+# Stops the given servers: SIGTERM to each process group, SIGKILL to what is left after STOP_TIMEOUT.
+stop_servers() {
+  local i n=0 left
+  for i in "$@"; do signal_server TERM "$i"; done
+  while :; do
+    left=""
+    for i in "$@"; do server_is_alive "$i" && left="$left $i"; done
+    if [ -z "$left" ] || [ "$n" -ge $((STOP_TIMEOUT * 10)) ]; then break; fi
+    sleep 0.1
+    n=$((n + 1))
+  done
+  for i in $left; do
+    note "${SERVER_NAME[$i]} did not stop within ${STOP_TIMEOUT}s of SIGTERM; killing it"
+    signal_server KILL "$i"
+  done
+  for i in "$@"; do SERVER_PID[i]=""; done
+}
+
+server_failed() {
+  local i=$1
+  printf 'servers.sh: error: %s %s. Last lines of %s:\n' "${SERVER_NAME[$i]}" "$2" "${SERVER_LOG[$i]}" >&2
+  tail -n 25 "${SERVER_LOG[$i]}" | sed 's/^/    /' >&2
+  exit 1
+}
+
+# Polls until server $1 has bound its port and answers 200 on its probe URL. Exit status: 0 up,
+# 2 the port was taken, 3 the server exited, 4 out of time.
+WAIT_PY='
+import os, sys, time, urllib.request
+
+url, pid, log, marker, timeout = sys.argv[1:]
+pid, deadline = int(pid), time.monotonic() + float(timeout)
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via a proxy
+
+def alive():
+    try:
+        os.kill(pid, 0)
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except ProcessLookupError:
+        return False
+    except OSError:  # no /proc
+        return True
+
+def main():
+    while True:
+        try:
+            with open(log, errors="replace") as f:
+                text = f.read()
+        except OSError:
+            text = ""
+        lowered = text.lower()
+        if "address already in use" in lowered or "connection in use" in lowered:
+            return 2
+        if marker in text:
+            try:
+                with opener.open(url, timeout=2) as response:
+                    if response.status == 200:
+                        return 0
+            except Exception:
+                pass
+        if not alive():
+            return 3
+        if time.monotonic() > deadline:
+            return 4
+        time.sleep(0.1)
+
+sys.exit(main())
+'
+
+start_servers() {
+  mkdir -p "$LOG_DIR"
+  # Fixed log names, unless another servers.sh in this checkout is running and writing them.
+  local suffix="" i status remaining
+  if command -v flock >/dev/null 2>&1; then
+    exec 8>"$LOG_DIR/.lock"
+    flock -n 8 || suffix="-$$"
+  fi
+  for i in 0 1; do
+    SERVER_LOG[i]="$LOG_DIR/${SERVER_NAME[$i]}$suffix.log"
+    launch_server "$i"
+  done
+  for i in 0 1; do
+    while :; do
+      remaining=$(( SERVER_STARTED_AT[i] + READY_TIMEOUT - SECONDS ))
+      [ "$remaining" -gt 0 ] || remaining=1
+      run_child helper "$VENV/bin/python" -c "$WAIT_PY" "$(server_url "$i")${SERVER_PROBE[$i]}" \
+        "${SERVER_PID[$i]}" "${SERVER_LOG[$i]}" "$(bound_marker "$i")" "$remaining"
+      status=$CHILD_STATUS
+      case $status in
+        0) break ;;
+        2) [ "${SERVER_TRIES[$i]}" -lt "$PORT_TRIES" ] ||
+             server_failed "$i" "found its port taken on each of $PORT_TRIES tries"
+           note "port ${SERVER_PORT[$i]} was taken before ${SERVER_NAME[$i]} could bind it; trying another"
+           stop_servers "$i"
+           launch_server "$i" ;;
+        3) server_failed "$i" "exited while starting" ;;
+        4) server_failed "$i" "did not answer $(server_url "$i")${SERVER_PROBE[$i]} within ${READY_TIMEOUT}s" ;;
+        *) server_failed "$i" "could not be checked (readiness probe exited with $status)" ;;
+      esac
+    done
+  done
+  export HTTPBIN_URL OIDC_ISSUER_URL
+  HTTPBIN_URL=$(server_url 0)
+  OIDC_ISSUER_URL=$(server_url 1)
+}
+
+# --- running and stopping -------------------------------------------------------------------
+
+# Runs "$@" (after a first argument, helper or command) in the background and waits for it, so that a
+# signal ends the wait at once (for a foreground child, bash holds a trap until the child exits). Sets
+# CHILD_STATUS; exits if a signal came. Bash starts a background child with Ctrl-C (SIGINT) ignored and
+# stdin from /dev/null: a helper keeps that, as Ctrl-C is this script's to handle; a command gets the
+# default Ctrl-C behaviour and this shell's stdin (when it has one) back.
+run_child() {
+  [ -z "$CAUGHT_SIGNAL" ] || exit_for_signal
+  CHILD_KIND=$1
+  shift
+  if [ "$CHILD_KIND" = helper ]; then
+    "$@" </dev/null 8>&- &
+  elif { : <&0; } 2>/dev/null; then
+    ( trap - INT QUIT; exec "$@" ) <&0 8>&- &
+  else
+    ( trap - INT QUIT; exec "$@" ) </dev/null 8>&- &
+  fi
+  CHILD_PID=$!
+  CHILD_STATUS=0
+  [ -n "$CAUGHT_SIGNAL" ] || wait "$CHILD_PID" || CHILD_STATUS=$?
+  [ -z "$CAUGHT_SIGNAL" ] || exit_for_signal
+  CHILD_PID=""
+}
+
+# The signal trap only takes note and passes SIGTERM on to the child (not Ctrl-C to a command, which got
+# it from the terminal too); the main flow then stops the child and exits, and the EXIT trap stops the
+# servers. (Waiting for children inside a trap that interrupted `wait` can hang bash.)
+on_signal() {
+  [ -n "$CAUGHT_SIGNAL" ] || note "got SIG$1; stopping"
+  CAUGHT_SIGNAL=$1
+  CAUGHT_STATUS=$2
+  if [ -n "$CHILD_PID" ] && { [ "$1" != INT ] || [ "$CHILD_KIND" = helper ]; }; then
+    kill -TERM "$CHILD_PID" 2>/dev/null || true
+  fi
+}
+
+exit_for_signal() {
+  stop_child
+  exit "$CAUGHT_STATUS"
+}
+
+# Stops the child run_child was waiting for, if any. After a Ctrl-C, which a command got too, the command
+# first has 2 s to finish by itself; then SIGTERM, and SIGKILL after STOP_TIMEOUT.
+stop_child() {
+  [ -n "$CHILD_PID" ] || return 0
+  local n=0
+  if [ "$CHILD_KIND" = command ] && [ "$CAUGHT_SIGNAL" = INT ]; then
+    while kill -0 "$CHILD_PID" 2>/dev/null && [ "$n" -lt 20 ]; do sleep 0.1; n=$((n + 1)); done
+  fi
+  n=0
+  if kill -TERM "$CHILD_PID" 2>/dev/null; then
+    while kill -0 "$CHILD_PID" 2>/dev/null && [ "$n" -lt $((STOP_TIMEOUT * 10)) ]; do sleep 0.1; n=$((n + 1)); done
+    kill -KILL "$CHILD_PID" 2>/dev/null || true
+  fi
+  CHILD_PID=""  # no `wait`: bash reaps it anyway, and waiting again for a child whose wait a signal cut
+                # short makes bash 5.2 wait for any child instead, here the servers
+}
+
+on_exit() {
+  local status=$?
+  set +e
+  trap '' INT TERM HUP
+  stop_child
+  stop_servers 0 1
+  exit "$status"
+}
+
+main() {
+  local command=${1:-} i
+  [ $# -eq 0 ] || shift
+  case $command in
+    install)
+      [ $# -eq 0 ] || { usage >&2; exit 2; }
+      install_venv ;;
+    run|start)
+      if [ "$command" = run ]; then
+        [ "${1:-}" != -- ] || shift
+        [ $# -gt 0 ] || { usage >&2; exit 2; }
+      else
+        [ $# -eq 0 ] || { usage >&2; exit 2; }
+      fi
+      case ${OIDC_TOKEN_LIFETIME:-1} in
+        ''|*[!0-9]*|0*) die "OIDC_TOKEN_LIFETIME must be a whole number of seconds > 0, not '$OIDC_TOKEN_LIFETIME'" ;;
+      esac
+      install_venv
+      trap on_exit EXIT
+      trap 'on_signal INT 130' INT
+      trap 'on_signal TERM 143' TERM
+      trap 'on_signal HUP 129' HUP
+      start_servers
+      note "httpbin at $HTTPBIN_URL, oidc-provider-mock at $OIDC_ISSUER_URL (logs in ${LOG_DIR#"$ROOT"/})"
+      if [ "$command" = start ]; then
+        printf 'export HTTPBIN_URL=%s\nexport OIDC_ISSUER_URL=%s\n' "$HTTPBIN_URL" "$OIDC_ISSUER_URL"
+        note "press Ctrl-C to stop"
+        while :; do
+          for i in 0 1; do server_is_alive "$i" || server_failed "$i" "stopped unexpectedly"; done
+          run_child helper sleep 1
+        done
+      fi
+      run_child command "$@"
+      for i in 0 1; do
+        server_is_alive "$i" || note "warning: ${SERVER_NAME[$i]} exited while the command ran; see ${SERVER_LOG[$i]}"
+      done
+      exit "$CHILD_STATUS" ;;
+    -h|--help|help)
+      usage ;;
+    *)
+      usage >&2
+      exit 2 ;;
+  esac
+}
+
+main "$@"

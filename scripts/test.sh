@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (`.ci/run` calls exactly this):
+#
+#   1. a debug build of every target with warnings treated as errors;
+#   2. unit and integration tests against real local servers (scripts/servers.sh starts httpbin and an
+#      OpenID Connect provider on 127.0.0.1 and stops them afterwards);
+#   3. the same suite again, built with ThreadSanitizer, with TSAN_OPTIONS=halt_on_error=1 so that any
+#      race report aborts the run.
+#
+# Exits non-zero on any failed test, any compiler warning, any ThreadSanitizer report, a server that
+# does not start, or a run in which no test executed. HTTP_REQUIRE_SERVERS=1 makes a missing server a
+# test failure rather than a skip.
+#
+# Options (environment): SKIP_TSAN=1 skips step 3 for a quick local run; CI never sets it.
+set -euo pipefail
+
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
+cd "$ROOT"
+export HTTP_REQUIRE_SERVERS=1
+LOG_DIR=$ROOT/.build/test-logs
+mkdir -p "$LOG_DIR"
+
+step() { printf '\n==> %s\n' "$*"; }
+fail() { printf '\ntest.sh: FAILED: %s\n' "$*" >&2; exit 1; }
+
+command -v swift >/dev/null || fail "swift is not on PATH"
+
+# Checks a test log: the runner must have executed tests and reported no failure.
+check_log() {
+  local log=$1 label=$2
+  if grep -q "ThreadSanitizer" "$log"; then
+    grep -m 20 -A 12 "WARNING: ThreadSanitizer" "$log" >&2 || true
+    fail "$label: ThreadSanitizer reported a problem (see $log)"
+  fi
+  local summary
+  summary=$(grep -E "Test run with [0-9]+ tests? in [0-9]+ suites? (passed|failed)" "$log" | tail -n 1 || true)
+  [ -n "$summary" ] || fail "$label: no Swift Testing summary in the output (see $log)"
+  if grep -qE "Test run with 0 tests" <<<"$summary"; then fail "$label: no test ran"; fi
+  grep -q "passed" <<<"$summary" || fail "$label: $summary"
+  printf '%s: %s\n' "$label" "$summary"
+}
+
+run_suite() {
+  local label=$1; shift
+  local log=$LOG_DIR/$label.log
+  step "$label"
+  set +e
+  scripts/servers.sh run -- swift test --skip-build "$@" 2>&1 | tee "$log" | grep -E "^(✘|✔ Test run|ThreadSanitizer|servers.sh)|recorded an issue|WARNING: ThreadSanitizer"
+  local status=${PIPESTATUS[0]}
+  set -e
+  check_log "$log" "$label"
+  [ "$status" -eq 0 ] || fail "$label: swift test exited with status $status (see $log)"
+}
+
+step "install the local servers (pinned, into .build/servers-venv)"
+scripts/servers.sh install
+
+step "debug build, warnings as errors"
+swift build --build-tests -Xswiftc -warnings-as-errors
+
+run_suite unit-and-integration
+
+if [ "${SKIP_TSAN:-0}" != "1" ]; then
+  step "ThreadSanitizer build, warnings as errors"
+  swift build --build-tests --sanitize=thread --scratch-path .build-tsan -Xswiftc -warnings-as-errors
+  TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" run_suite thread-sanitizer --sanitize=thread --scratch-path .build-tsan
+fi
+
+step "all green"
