@@ -161,6 +161,7 @@ launch_server() {
     exec "$VENV/bin/python" -c 'import os, sys; os.setsid(); os.execv(sys.argv[1], sys.argv[1:])' "${SERVER_ARGV[@]}"
   ) </dev/null >>"${SERVER_LOG[$i]}" 2>&1 8>&- &
   SERVER_PID[i]=$!
+  disown "$!"  # no "Killed" line from bash when one has to be killed
   SERVER_PORT[i]=$port
   SERVER_STARTED_AT[i]=$SECONDS
   SERVER_TRIES[i]=$(( ${SERVER_TRIES[$i]:-0} + 1 ))
@@ -175,10 +176,12 @@ signal_server() {
   [ -z "${SERVER_PID[$2]:-}" ] || kill "-$1" -- "-${SERVER_PID[$2]}" 2>/dev/null || kill "-$1" "${SERVER_PID[$2]}" 2>/dev/null || true
 }
 
-# Stops the given servers: SIGTERM to each process group, SIGKILL to what is left after STOP_TIMEOUT.
+# Stops the servers given after a signal: that signal (TERM, or KILL for one that never came up) to each
+# process group, SIGKILL to what is left after STOP_TIMEOUT.
 stop_servers() {
-  local i n=0 left
-  for i in "$@"; do signal_server TERM "$i"; done
+  local signal=$1 i n=0 left
+  shift
+  for i in "$@"; do signal_server "$signal" "$i"; done
   while :; do
     left=""
     for i in "$@"; do server_is_alive "$i" && left="$left $i"; done
@@ -197,6 +200,7 @@ server_failed() {
   local i=$1
   printf 'servers.sh: error: %s %s. Last lines of %s:\n' "${SERVER_NAME[$i]}" "$2" "${SERVER_LOG[$i]}" >&2
   tail -n 25 "${SERVER_LOG[$i]}" | sed 's/^/    /' >&2
+  stop_servers KILL "$i"  # what is left of it never came up (the EXIT trap stops the other one)
   exit 1
 }
 
@@ -269,7 +273,7 @@ start_servers() {
         2) [ "${SERVER_TRIES[$i]}" -lt "$PORT_TRIES" ] ||
              server_failed "$i" "found its port taken on each of $PORT_TRIES tries"
            note "port ${SERVER_PORT[$i]} was taken before ${SERVER_NAME[$i]} could bind it; trying another"
-           stop_servers "$i"
+           stop_servers KILL "$i"  # (gunicorn handles SIGTERM only after its 5 s of bind retries)
            launch_server "$i" ;;
         3) server_failed "$i" "exited while starting" ;;
         4) server_failed "$i" "did not answer $(server_url "$i")${SERVER_PROBE[$i]} within ${READY_TIMEOUT}s" ;;
@@ -333,9 +337,12 @@ stop_child() {
     while kill -0 "$CHILD_PID" 2>/dev/null && [ "$n" -lt 20 ]; do sleep 0.1; n=$((n + 1)); done
   fi
   n=0
+  disown "$CHILD_PID" 2>/dev/null || true  # no "Killed" line from bash if it has to be killed
   if kill -TERM "$CHILD_PID" 2>/dev/null; then
     while kill -0 "$CHILD_PID" 2>/dev/null && [ "$n" -lt $((STOP_TIMEOUT * 10)) ]; do sleep 0.1; n=$((n + 1)); done
-    kill -KILL "$CHILD_PID" 2>/dev/null || true
+    if kill -KILL "$CHILD_PID" 2>/dev/null && [ "$CHILD_KIND" = command ]; then
+      note "the command did not stop within ${STOP_TIMEOUT}s of SIGTERM; killed it"
+    fi
   fi
   CHILD_PID=""  # no `wait`: bash reaps it anyway, and waiting again for a child whose wait a signal cut
                 # short makes bash 5.2 wait for any child instead, here the servers
@@ -346,7 +353,7 @@ on_exit() {
   set +e
   trap '' INT TERM HUP
   stop_child
-  stop_servers 0 1
+  stop_servers TERM 0 1
   exit "$status"
 }
 
@@ -373,7 +380,8 @@ main() {
       trap 'on_signal TERM 143' TERM
       trap 'on_signal HUP 129' HUP
       start_servers
-      note "httpbin at $HTTPBIN_URL, oidc-provider-mock at $OIDC_ISSUER_URL (logs in ${LOG_DIR#"$ROOT"/})"
+      note "httpbin at $HTTPBIN_URL, oidc-provider-mock at $OIDC_ISSUER_URL" \
+        "(logs: ${SERVER_LOG[0]#"$ROOT"/}, ${SERVER_LOG[1]#"$ROOT"/})"
       if [ "$command" = start ]; then
         printf 'export HTTPBIN_URL=%s\nexport OIDC_ISSUER_URL=%s\n' "$HTTPBIN_URL" "$OIDC_ISSUER_URL"
         note "press Ctrl-C to stop"

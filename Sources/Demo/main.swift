@@ -1,1 +1,112 @@
-print("demo")
+// A guided tour of the loader chain against a real httpbin on loopback.
+//
+// Run it with `scripts/demo.sh`, which starts the local servers and sets HTTPBIN_URL.
+import Foundation
+import HTTP
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+guard let base = ProcessInfo.processInfo.environment["HTTPBIN_URL"].flatMap(URL.init(string:)),
+    let httpbin = ServerEnvironment(baseURL: base, headers: ["X-API-Key": "demo-key-123"])
+else {
+    print("HTTPBIN_URL is not set. Run the demo with scripts/demo.sh, which starts a local httpbin.")
+    exit(1)
+}
+
+// The chain: relative requests go to the httpbin environment, get a User-Agent, are logged (secrets
+// redacted) with their full URL, are refused while a reset runs, and go out over URLSession.
+let chain =
+    ResetGuard()
+    --> ApplyEnvironment(environment: httpbin)
+    --> ModifyRequest { request in
+        var copy = request
+        copy.headers["User-Agent"] = "HTTPDemo/1.0"
+        return copy
+    }
+    --> PrintLoader(redaction: .standard.adding("X-API-Key")) { print("   \($0)") }
+    --> URLSessionLoader()
+
+print("HTTP loader chain demo against httpbin at \(base.absoluteString)")
+print("chain: ResetGuard --> ApplyEnvironment --> ModifyRequest --> PrintLoader --> URLSessionLoader")
+print("(→ request sent, ← response received, ✕ failed: lines written by PrintLoader)")
+
+section(1, "A relative request: the environment supplies host, port and API key")
+show(await chain.load(HTTPRequest(path: "/headers"))) { response in
+    let headers = json(response)["headers"] as? [String: String] ?? [:]
+    return "\(response.status); server saw X-API-Key=\(headers["X-Api-Key"] ?? "-"), User-Agent=\(headers["User-Agent"] ?? "-")"
+}
+
+section(2, "A JSON body, echoed back")
+struct NewPerson: Codable, Sendable {
+    var name: String
+    var languages: [String]
+}
+show(await chain.load(HTTPRequest(method: .post, path: "/anything", body: JSONBody(NewPerson(name: "Zoë", languages: ["Swift"]))))) {
+    "\($0.status); server received json=\(json($0)["json"].map { "\($0)" } ?? "-")"
+        .replacingOccurrences(of: "\n", with: " ")
+}
+
+section(3, "A 404 is a response, not an error")
+show(await chain.load(HTTPRequest(path: "/status/404"))) { "status \($0.status) — the connection layer decides what it means" }
+
+section(4, "Bad input fails before anything is sent")
+show(await chain.load(HTTPRequest(path: "/headers", headers: ["X-Note": "hello\r\nX-Injected: evil"])))
+show(await chain.load(HTTPRequest(method: .post, path: "/anything", body: JSONBody(["ratio": Double.nan]))))
+
+section(5, "Credentials never follow a redirect to another origin")
+var redirect = HTTPRequest(url: base.appendingPathComponent("/redirect-to"))
+redirect.host = "localhost"  // localhost → 127.0.0.1 is a different origin
+redirect.query = [URLQueryItem(name: "url", value: base.appendingPathComponent("/headers").absoluteString)]
+redirect.headers = ["Authorization": "Bearer secret-token", "Cookie": "session=secret"]
+show(await chain.load(redirect)) { response in
+    let headers = json(response)["headers"] as? [String: String] ?? [:]
+    return "landed on \(response.url?.host ?? "?"); Authorization=\(headers["Authorization"] ?? "removed"), Cookie=\(headers["Cookie"] ?? "removed")"
+}
+var noFollow = HTTPRequest(path: "/redirect/1")
+noFollow.redirectPolicy = .doNotFollow
+show(await chain.load(noFollow)) { "\($0.status) with Location: \($0[header: "Location"] ?? "-") (not followed)" }
+
+section(6, "Cancelling the task cancels the request at once")
+let start = ContinuousClock.now
+let slow = Task { await chain.load(HTTPRequest(path: "/delay/5")) }
+try? await Task.sleep(for: .milliseconds(100))
+slow.cancel()
+show(await slow.value)
+print("   finished after \(ContinuousClock.now - start) (the server would have taken 5 s)")
+
+section(7, "A per-request timeout")
+var impatient = HTTPRequest(path: "/delay/3")
+impatient.timeout = .seconds(1)
+show(await chain.load(impatient))
+
+section(8, "The completion-handler API, with a cancellable HTTPTask")
+await withCheckedContinuation { continuation in
+    let task = chain.load(HTTPRequest(path: "/get")) { result in
+        show(result) { "completion handler called once: \($0.status)" }
+        continuation.resume()
+    }
+    print("   started task \(task.id.uuidString.prefix(8))")
+}
+
+section(9, "Reproduce a request with cURL (secrets redacted)")
+let login = HTTPRequest(
+    method: .post,
+    url: base.appendingPathComponent("/anything/login"),
+    headers: ["Authorization": "Bearer secret-token"],
+    body: FormBody(["user": "alice", "remember": "yes"])
+)
+print(login.cURLCommand().split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
+
+section(10, "Reset: requests arriving meanwhile are refused, then traffic resumes")
+let inFlight = Task { await chain.load(HTTPRequest(path: "/delay/1")) }
+try? await Task.sleep(for: .milliseconds(100))
+let reset = Task { await chain.reset() }  // waits for the request in flight to finish
+try? await Task.sleep(for: .milliseconds(100))
+show(await chain.load(HTTPRequest(path: "/get")))
+show(await inFlight.value) { "the request in flight still completed: \($0.status)" }
+await reset.value
+show(await chain.load(HTTPRequest(path: "/get"))) { "after the reset: \($0.status)" }
+
+print("\nDone.")

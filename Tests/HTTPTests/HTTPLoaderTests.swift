@@ -48,7 +48,16 @@ private final class UserAgent: HTTPLoader, @unchecked Sendable {
         #expect(head === terminal)
         let noTerminal: HTTPLoader? = nil
         let lone = ResetGuard()
-        #expect((lone --> noTerminal) === lone)
+        let linked: ResetGuard = lone --> noTerminal
+        #expect(linked === lone)
+        #expect(lone.nextLoader == nil)
+
+        // An optional link in the middle: the chain keeps its typed head and skips the missing link.
+        let mock = MockLoader()
+        let chain: ResetGuard = ResetGuard() --> logger --> mock
+        #expect(chain.nextLoader === mock)
+        let withLogger = ResetGuard() --> PrintLoader?.some(PrintLoader()) --> MockLoader()
+        #expect(withLogger.nextLoader is PrintLoader)
     }
 
     @Test func settingTheSameNextLoaderAgainIsAllowed() {

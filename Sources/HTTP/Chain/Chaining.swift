@@ -18,6 +18,16 @@ public func --> <Head: HTTPLoader>(lhs: Head, rhs: HTTPLoader) -> Head {
     return lhs
 }
 
+/// Links `lhs` to an optional next loader (nothing, when it is `nil`) and returns `lhs` with its own type.
+///
+/// Lets an optional link sit in the middle of a chain: in
+/// `ResetGuard() --> (verbose ? PrintLoader() : nil) --> URLSessionLoader()` the result is a `ResetGuard`.
+@discardableResult
+public func --> <Head: HTTPLoader>(lhs: Head, rhs: HTTPLoader?) -> Head {
+    if let rhs { lhs.nextLoader = rhs }
+    return lhs
+}
+
 /// Links optional loaders: a `nil` head leaves `rhs` as the head, and a `nil` `rhs` leaves `lhs` unlinked.
 ///
 /// Lets optional links (`debug ? PrintLoader() : nil`) sit in a chain without unwrapping; the result is

@@ -53,7 +53,8 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
             )
         case .failure(let error):
             let status = error.response.map { " (HTTP \($0.status))" } ?? ""
-            sink("✕ \(tag) \(error.code) \(target) · \(elapsed) — \(error.message)\(status)")
+            let cause = error.underlyingErrorDescription.map { " (underlying: \($0))" } ?? ""
+            sink("✕ \(tag) \(error.code) \(target) · \(elapsed) — \(error.message)\(status)\(cause)")
         }
         return result
     }

@@ -101,8 +101,15 @@ extension HTTPError: CustomStringConvertible, LocalizedError {
     public var description: String {
         var text = "\(code): \(request.method) \(request.displayURL) — \(message)"
         if let response { text += " (HTTP \(response.status))" }
-        if let underlyingError { text += " (underlying: \(underlyingError))" }
+        if let cause = underlyingErrorDescription { text += " (underlying: \(cause))" }
         return text
+    }
+
+    /// The underlying error in a form fit for one log line, or `nil` when there is none.
+    var underlyingErrorDescription: String? {
+        guard let underlyingError else { return nil }
+        if let urlError = underlyingError as? URLError { return urlError.code.displayName }
+        return "\(underlyingError)"
     }
 
     public var errorDescription: String? { description }

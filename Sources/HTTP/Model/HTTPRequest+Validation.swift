@@ -75,7 +75,7 @@ extension HTTPRequest {
             throw HTTPError(
                 .invalidRequest,
                 request: self,
-                message: "the body (\(type(of: body))) could not be encoded: \(error)",
+                message: "the body (\(type(of: body))) could not be encoded",
                 underlyingError: error
             )
         }

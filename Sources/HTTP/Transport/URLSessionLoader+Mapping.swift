@@ -99,32 +99,35 @@ extension HTTPError {
         case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet,
             .networkConnectionLost, .internationalRoamingOff, .callIsActive, .dataNotAllowed, .resourceUnavailable:
             code = .cannotConnect
-            message = "could not reach \(target) (\(Self.name(of: urlError.code)))"
+            message = "could not reach \(target) (\(urlError.code.displayName))"
         case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
             .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
             .clientCertificateRequired, .appTransportSecurityRequiresSecureConnection:
             code = .insecureConnection
-            message = "no secure connection to \(target) (\(Self.name(of: urlError.code)))"
+            message = "no secure connection to \(target) (\(urlError.code.displayName))"
         case .badServerResponse, .cannotParseResponse, .cannotDecodeRawData, .cannotDecodeContentData,
             .zeroByteResource, .dataLengthExceedsMaximum, .httpTooManyRedirects, .redirectToNonExistentLocation:
             code = .invalidResponse
-            message = "the response from \(target) could not be used (\(Self.name(of: urlError.code)))"
+            message = "the response from \(target) could not be used (\(urlError.code.displayName))"
         case .badURL, .unsupportedURL:
             code = .invalidRequest
-            message = "URLSession rejected the URL (\(Self.name(of: urlError.code)))"
+            message = "URLSession rejected the URL (\(urlError.code.displayName))"
         case .userAuthenticationRequired, .userCancelledAuthentication:
             code = .cannotAuthenticate
-            message = "\(target) required authentication (\(Self.name(of: urlError.code)))"
+            message = "\(target) required authentication (\(urlError.code.displayName))"
         default:
             code = .unknown
-            message = "the transport failed (\(Self.name(of: urlError.code)))"
+            message = "the transport failed (\(urlError.code.displayName))"
         }
         self.init(code, request: request, message: message, underlyingError: urlError)
     }
+}
 
-    private static func name(of code: URLError.Code) -> String {
+extension URLError.Code {
+    /// `URLError.cannotConnectToHost (-1004)`: the name where it is a common one, and always the number.
+    var displayName: String {
         let names: [URLError.Code: String] = [
-            .cannotConnectToHost: "cannotConnectToHost", .cannotFindHost: "cannotFindHost",
+            .cannotConnectToHost: "cannotConnectToHost", .timedOut: "timedOut", .cancelled: "cancelled", .cannotFindHost: "cannotFindHost",
             .dnsLookupFailed: "dnsLookupFailed", .notConnectedToInternet: "notConnectedToInternet",
             .networkConnectionLost: "networkConnectionLost", .secureConnectionFailed: "secureConnectionFailed",
             .serverCertificateUntrusted: "serverCertificateUntrusted", .badServerResponse: "badServerResponse",
@@ -132,6 +135,6 @@ extension HTTPError {
             .httpTooManyRedirects: "httpTooManyRedirects", .badURL: "badURL", .unsupportedURL: "unsupportedURL",
             .userAuthenticationRequired: "userAuthenticationRequired", .zeroByteResource: "zeroByteResource",
         ]
-        return "URLError." + (names[code] ?? "code \(code.rawValue)")
+        return "URLError." + (names[self].map { "\($0) (\(rawValue))" } ?? "code \(rawValue)")
     }
 }
