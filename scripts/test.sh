@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (`.ci/run` calls exactly this):
 #
-#   1. a debug build of every target with warnings treated as errors;
+#   1. `swift format lint --strict` and a debug build of every target with warnings treated as errors;
 #   2. unit and integration tests against real local servers (scripts/servers.sh starts httpbin and an
 #      OpenID Connect provider on 127.0.0.1 and stops them afterwards);
 #   3. the same suite again, built with ThreadSanitizer, with TSAN_OPTIONS=halt_on_error=1 so that any
 #      race report aborts the run.
 #
-# Exits non-zero on any failed test, any compiler warning, any ThreadSanitizer report, a server that
+# Exits non-zero on any failed test, any formatting or compiler warning, any ThreadSanitizer report, a server that
 # does not start, or a run in which no test executed. HTTP_REQUIRE_SERVERS=1 makes a missing server a
 # test failure rather than a skip.
 #
@@ -54,6 +54,9 @@ run_suite() {
 
 step "install the local servers (pinned, into .build/servers-venv)"
 scripts/servers.sh install
+
+step "swift format lint --strict (.swift-format)"
+swift format lint --strict --recursive Sources Tests || fail "formatting: run 'swift format format -i -r Sources Tests'"
 
 step "debug build, warnings as errors"
 swift build --build-tests -Xswiftc -warnings-as-errors

@@ -35,7 +35,8 @@ print("(→ request sent, ← response received, ✕ failed: lines written by Pr
 section(1, "A relative request: the environment supplies host, port and API key")
 show(await chain.load(HTTPRequest(path: "/headers"))) { response in
     let headers = json(response)["headers"] as? [String: String] ?? [:]
-    return "\(response.status); server saw X-API-Key=\(headers["X-Api-Key"] ?? "-"), User-Agent=\(headers["User-Agent"] ?? "-")"
+    return
+        "\(response.status); server saw X-API-Key=\(headers["X-Api-Key"] ?? "-"), User-Agent=\(headers["User-Agent"] ?? "-")"
 }
 
 section(2, "A JSON body, echoed back")
@@ -43,13 +44,18 @@ struct NewPerson: Codable, Sendable {
     var name: String
     var languages: [String]
 }
-show(await chain.load(HTTPRequest(method: .post, path: "/anything", body: JSONBody(NewPerson(name: "Zoë", languages: ["Swift"]))))) {
+show(
+    await chain.load(
+        HTTPRequest(method: .post, path: "/anything", body: JSONBody(NewPerson(name: "Zoë", languages: ["Swift"]))))
+) {
     "\($0.status); server received json=\(json($0)["json"].map { "\($0)" } ?? "-")"
         .replacingOccurrences(of: "\n", with: " ")
 }
 
 section(3, "A 404 is a response, not an error")
-show(await chain.load(HTTPRequest(path: "/status/404"))) { "status \($0.status) — the connection layer decides what it means" }
+show(await chain.load(HTTPRequest(path: "/status/404"))) {
+    "status \($0.status) — the connection layer decides what it means"
+}
 
 section(4, "Bad input fails before anything is sent")
 show(await chain.load(HTTPRequest(path: "/headers", headers: ["X-Note": "hello\r\nX-Injected: evil"])))
@@ -62,7 +68,8 @@ redirect.query = [URLQueryItem(name: "url", value: base.appendingPathComponent("
 redirect.headers = ["Authorization": "Bearer secret-token", "Cookie": "session=secret"]
 show(await chain.load(redirect)) { response in
     let headers = json(response)["headers"] as? [String: String] ?? [:]
-    return "landed on \(response.url?.host ?? "?"); Authorization=\(headers["Authorization"] ?? "removed"), Cookie=\(headers["Cookie"] ?? "removed")"
+    return
+        "landed on \(response.url?.host ?? "?"); Authorization=\(headers["Authorization"] ?? "removed"), Cookie=\(headers["Cookie"] ?? "removed")"
 }
 var noFollow = HTTPRequest(path: "/redirect/1")
 noFollow.redirectPolicy = .doNotFollow

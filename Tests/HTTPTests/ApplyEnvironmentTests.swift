@@ -13,7 +13,9 @@ extension ServerEnvironment {
 }
 
 @Suite struct ApplyEnvironmentTests {
-    private func sent(_ request: HTTPRequest, through environment: ServerEnvironment = .production) async -> HTTPRequest? {
+    private func sent(
+        _ request: HTTPRequest, through environment: ServerEnvironment = .production
+    ) async -> HTTPRequest? {
         let mock = MockLoader().then(status: .ok)
         _ = await (ApplyEnvironment(environment: environment) --> mock).load(request)
         return mock.receivedRequests.first

@@ -79,10 +79,16 @@ private final class RandomLatencyTerminal: HTTPLoader, @unchecked Sendable {
             records.withLock { $0[request.id] = Record(usesCompletionAPI: index.isMultiple(of: 2)) }
             let finish: @Sendable (HTTPResult) -> Void = { result in
                 records.withLock { records in
-                    if records[request.id]!.cancelRequested { records[request.id]!.cancelRequestedBeforeCompletion = true }
+                    if records[request.id]!.cancelRequested {
+                        records[request.id]!.cancelRequestedBeforeCompletion = true
+                    }
                     records[request.id]!.completions.append(result)
                 }
-                if completedCount.withLock({ $0 += 1; return $0 }) == loadCount { completedAll.continuation.finish() }
+                if completedCount.withLock({
+                    $0 += 1; return $0
+                }) == loadCount {
+                    completedAll.continuation.finish()
+                }
             }
             if index.isMultiple(of: 2) {
                 let task = chain.load(request, completion: finish)
@@ -112,7 +118,8 @@ private final class RandomLatencyTerminal: HTTPLoader, @unchecked Sendable {
         let all = records.value
         #expect(all.count == loadCount)
         for (id, record) in all {
-            #expect(record.completions.count == 1, "seed \(seed): load \(id) completed \(record.completions.count) times")
+            #expect(
+                record.completions.count == 1, "seed \(seed): load \(id) completed \(record.completions.count) times")
             if record.usesCompletionAPI, record.cancelRequestedBeforeCompletion, let result = record.completions.first {
                 #expect(result.error != nil, "seed \(seed): load \(id) reported success after it was cancelled")
             }

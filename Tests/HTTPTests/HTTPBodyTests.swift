@@ -60,7 +60,9 @@ private struct Unencodable: Encodable, Sendable {
             URLQueryItem(name: "flag", value: nil),
             URLQueryItem(name: "safe", value: "a-b_c.d*"),
         ])
-        #expect(String(decoding: try body.encode(), as: UTF8.self) == "name=Zo%C3%AB+%26+Ann&math=1%2B1%3D2&flag&safe=a-b_c.d*")
+        #expect(
+            String(decoding: try body.encode(), as: UTF8.self)
+                == "name=Zo%C3%AB+%26+Ann&math=1%2B1%3D2&flag&safe=a-b_c.d*")
         #expect(body.additionalHeaders["Content-Type"] == "application/x-www-form-urlencoded; charset=utf-8")
     }
 

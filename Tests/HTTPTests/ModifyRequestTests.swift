@@ -7,12 +7,13 @@ private struct MissingToken: Error {}
 @Suite struct ModifyRequestTests {
     @Test func sendsTheModifiedRequest() async {
         let mock = MockLoader().then(status: .ok)
-        let chain = ModifyRequest { request in
-            var copy = request
-            copy.headers["X-API-Key"] = "k"
-            copy.path = "/v2" + copy.path
-            return copy
-        } --> mock
+        let chain =
+            ModifyRequest { request in
+                var copy = request
+                copy.headers["X-API-Key"] = "k"
+                copy.path = "/v2" + copy.path
+                return copy
+            } --> mock
         _ = await chain.load(HTTPRequest(host: "example.com", path: "/people"))
         #expect(mock.receivedRequests.first?.headers["x-api-key"] == "k")
         #expect(mock.receivedRequests.first?.path == "/v2/people")

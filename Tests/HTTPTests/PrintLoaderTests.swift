@@ -99,7 +99,9 @@ import Testing
             response: response,
             underlyingError: URLError(.badServerResponse)
         )
-        #expect(error.description.hasPrefix("invalidResponse: POST https://example.com/x — bad body (HTTP 502 Bad Gateway) (underlying: "))
+        #expect(
+            error.description.hasPrefix(
+                "invalidResponse: POST https://example.com/x — bad body (HTTP 502 Bad Gateway) (underlying: "))
         #expect(error.localizedDescription == error.description)
     }
 
@@ -110,6 +112,7 @@ import Testing
         ]
         let messages = codes.map { HTTPError($0, request: HTTPRequest()).message }
         #expect(Set(messages).count == codes.count)
-        #expect(HTTPError(.cancelled, request: HTTPRequest()).description == "cancelled: GET / — the request was cancelled")
+        #expect(
+            HTTPError(.cancelled, request: HTTPRequest()).description == "cancelled: GET / — the request was cancelled")
     }
 }

@@ -5,7 +5,8 @@ import Testing
 // The example from README.md ("A chain per environment"), kept identical so the README cannot drift.
 extension ServerEnvironment {
     fileprivate static let production = ServerEnvironment(host: "api.example.com", pathPrefix: "/v1")
-    fileprivate static let development = ServerEnvironment(scheme: "http", host: "localhost", port: 8080, pathPrefix: "/v1")
+    fileprivate static let development = ServerEnvironment(
+        scheme: "http", host: "localhost", port: 8080, pathPrefix: "/v1")
 }
 
 private func makeChain(for environment: ServerEnvironment, verbose: Bool) -> HTTPLoader {

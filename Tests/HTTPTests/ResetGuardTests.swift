@@ -1,6 +1,7 @@
 import Foundation
-@testable import HTTP
 import Testing
+
+@testable import HTTP
 
 /// A loader whose reset blocks until released, counting how many resets reached it.
 private final class SlowReset: HTTPLoader, @unchecked Sendable {
@@ -17,7 +18,9 @@ private final class SlowReset: HTTPLoader, @unchecked Sendable {
     }
 
     func release() {
-        for waiter in gate.withLock({ gate in defer { gate = [] }; return gate }) { waiter.resume() }
+        for waiter in gate.withLock({ gate in
+            defer { gate = [] }; return gate
+        }) { waiter.resume() }
     }
 }
 

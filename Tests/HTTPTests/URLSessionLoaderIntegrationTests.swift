@@ -34,7 +34,9 @@ struct URLSessionLoaderIntegrationTests {
 
     @Test(arguments: [HTTPMethod.post, .put, .patch, .delete])
     func jsonFormAndMultipartBodiesAreEchoed(method: HTTPMethod) async throws {
-        let json = try await loader.load(request("/anything", method: method, body: JSONBody(Payload(name: "Zoë", tags: ["a"])))).get()
+        let json = try await loader.load(
+            request("/anything", method: method, body: JSONBody(Payload(name: "Zoë", tags: ["a"])))
+        ).get()
         #expect(json.status == .ok)
         #expect(json.json["method"] as? String == method.rawValue)
         #expect((json.json["json"] as? [String: Any])?["name"] as? String == "Zoë")
@@ -91,9 +93,14 @@ struct URLSessionLoaderIntegrationTests {
         var components = try #require(URLComponents(url: base, resolvingAgainstBaseURL: false))
         components.host = "localhost"
         components.path = "/redirect-to"
-        components.queryItems = [URLQueryItem(name: "url", value: base.appendingPathComponent("/headers").absoluteString)]
+        components.queryItems = [
+            URLQueryItem(name: "url", value: base.appendingPathComponent("/headers").absoluteString)
+        ]
         var req = HTTPRequest(url: try #require(components.url))
-        req.headers = ["Authorization": "Bearer secret", "Cookie": "session=secret", "Proxy-Authorization": "Basic x", "X-Keep": "1"]
+        req.headers = [
+            "Authorization": "Bearer secret", "Cookie": "session=secret", "Proxy-Authorization": "Basic x",
+            "X-Keep": "1",
+        ]
         let response = try await loader.load(req).get()
         let echoed = try #require(response.json["headers"] as? [String: String])
         #expect(response.url?.host == base.host)

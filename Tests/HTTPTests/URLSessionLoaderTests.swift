@@ -1,6 +1,7 @@
 import Foundation
-@testable import HTTP
 import Testing
+
+@testable import HTTP
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

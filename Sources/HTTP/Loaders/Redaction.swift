@@ -16,7 +16,9 @@ public struct Redaction: Sendable, Hashable {
     }
 
     /// Hides `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie`.
-    public static let standard = Redaction(headerNames: ["Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie"])
+    public static let standard = Redaction(headerNames: [
+        "Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie",
+    ])
 
     /// Hides nothing. Use it only where the output stays private, such as a cURL command you run yourself.
     public static let none = Redaction(headerNames: [])
@@ -37,8 +39,9 @@ public struct Redaction: Sendable, Hashable {
     /// used without revealing it.
     public func display(_ value: String, for name: String) -> String {
         guard hides(name) else { return value }
-        if let space = value.firstIndex(of: " "), HTTPHeaders.namesMatch(name, "Authorization")
-            || HTTPHeaders.namesMatch(name, "Proxy-Authorization")
+        if let space = value.firstIndex(of: " "),
+            HTTPHeaders.namesMatch(name, "Authorization")
+                || HTTPHeaders.namesMatch(name, "Proxy-Authorization")
         {
             return value[..<space] + " <redacted>"
         }

@@ -28,7 +28,9 @@ extension HTTPRequest {
         }
         let schemeIsValid =
             scheme.first?.isASCII == true && scheme.first?.isLetter == true
-            && scheme.unicodeScalars.allSatisfy { $0.isASCII && (Self.isAlphanumeric($0) || "+-.".unicodeScalars.contains($0)) }
+            && scheme.unicodeScalars.allSatisfy {
+                $0.isASCII && (Self.isAlphanumeric($0) || "+-.".unicodeScalars.contains($0))
+            }
         guard schemeIsValid else {
             throw invalid("the scheme '\(Self.printable(scheme))' is not a valid URL scheme")
         }
@@ -140,12 +142,15 @@ extension HTTPRequest {
         case "\r": "CR"
         case "\n": "LF"
         case "\0": "NUL"
-        default: scalar.isASCII && scalar.value >= 0x20 ? "'\(scalar)'" : "U+" + String(scalar.value, radix: 16, uppercase: true)
+        default:
+            scalar.isASCII && scalar.value >= 0x20
+                ? "'\(scalar)'" : "U+" + String(scalar.value, radix: 16, uppercase: true)
         }
     }
 
     /// `text` with control characters escaped, safe to put inside a message.
     private static func printable(_ text: String) -> String {
-        text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? $0.escaped(asASCII: true) : String($0) }.joined()
+        text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? $0.escaped(asASCII: true) : String($0) }
+            .joined()
     }
 }

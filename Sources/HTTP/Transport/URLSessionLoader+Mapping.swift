@@ -127,7 +127,8 @@ extension URLError.Code {
     /// `URLError.cannotConnectToHost (-1004)`: the name where it is a common one, and always the number.
     var displayName: String {
         let names: [URLError.Code: String] = [
-            .cannotConnectToHost: "cannotConnectToHost", .timedOut: "timedOut", .cancelled: "cancelled", .cannotFindHost: "cannotFindHost",
+            .cannotConnectToHost: "cannotConnectToHost", .timedOut: "timedOut", .cancelled: "cancelled",
+            .cannotFindHost: "cannotFindHost",
             .dnsLookupFailed: "dnsLookupFailed", .notConnectedToInternet: "notConnectedToInternet",
             .networkConnectionLost: "networkConnectionLost", .secureConnectionFailed: "secureConnectionFailed",
             .serverCertificateUntrusted: "serverCertificateUntrusted", .badServerResponse: "badServerResponse",

@@ -1,9 +1,10 @@
+import Synchronization
+
 #if canImport(FoundationNetworking)
 import Foundation
 #else
 public import Foundation
 #endif
-import Synchronization
 
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
@@ -162,7 +163,8 @@ final class TransferContext: Sendable {
     }
 
     func cancel() {
-        let (task, continuation) = state.withLock { state -> (URLSessionDataTask?, CheckedContinuation<HTTPResult, Never>?) in
+        let (task, continuation) = state.withLock {
+            state -> (URLSessionDataTask?, CheckedContinuation<HTTPResult, Never>?) in
             guard !state.isFinished else { return (nil, nil) }
             state.isFinished = true
             defer { state.continuation = nil }
@@ -268,8 +270,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         guard let transfer = transfer(for: task) else { return completionHandler(newRequest) }
         guard transfer.request.redirectPolicy == .follow else { return completionHandler(nil) }
         let originalOrigin = Origin(transfer.request.url)
-        guard transfer.hasStrippedCredentials || Origin(newRequest.url) != originalOrigin
-            || Origin(response.url) != originalOrigin
+        guard
+            transfer.hasStrippedCredentials || Origin(newRequest.url) != originalOrigin
+                || Origin(response.url) != originalOrigin
         else { return completionHandler(newRequest) }
         transfer.markCredentialsStripped()
         var stripped = newRequest
