@@ -14,9 +14,10 @@
 # The servers, both bound to 127.0.0.1 on free ports, each in its own process group:
 #   httpbin 0.10.4 under gunicorn 23.0.0, from the venv's folder:
 #     gunicorn --bind 127.0.0.1:PORT --workers 2 --worker-class gthread --threads 16
-#              --keep-alive 30 --graceful-timeout 5 --access-logfile - --error-logfile - httpbin:app
+#              --keep-alive 30 --graceful-timeout 2 --access-logfile - --error-logfile - httpbin:app
 #     (32 requests at once, so a /delay/10 or a /drip blocks nobody; a long keep-alive so an idle
-#     pooled connection is not closed under a client between two requests)
+#     pooled connection is not closed under a client between two requests; a short graceful stop,
+#     as a request a test gave up on, such as a cancelled /delay/10, would otherwise hold it up)
 #   oidc-provider-mock 0.3.4 (Authlib 1.9.9, served by uvicorn 0.54.0):
 #     oidc-provider-mock --host 127.0.0.1 --port PORT [--token-max-age "$OIDC_TOKEN_LIFETIME"]
 #     (--token-max-age is the CLI's -e; without it tokens live 3600 s, the provider's default)
@@ -45,12 +46,13 @@ REQUIREMENTS=$SCRIPT_DIR/requirements-servers.txt
 LOG_DIR=$BUILD_DIR/servers-logs
 PYTHON=${SERVERS_PYTHON:-python3}
 READY_TIMEOUT=${SERVERS_READY_TIMEOUT:-30}
-STOP_TIMEOUT=10  # seconds a server (or CMD) gets after SIGTERM before SIGKILL
+STOP_TIMEOUT=10  # seconds a server gets after its stop signal, or CMD after SIGTERM, before SIGKILL
 PORT_TRIES=3
 
 # The two servers, by index: 0 = httpbin, 1 = the OpenID Connect provider.
 SERVER_NAME=(httpbin oidc-provider-mock)
 SERVER_PROBE=(/get /.well-known/openid-configuration)
+SERVER_STOP_SIGNAL=(QUIT TERM)  # gunicorn's quick shutdown (its workers notice a TERM only after up to 1 s)
 SERVER_PID=()
 SERVER_PORT=()
 SERVER_LOG=()
@@ -82,19 +84,22 @@ venv_is_ready() {  # (-x follows the venv's python symlink: fails once its inter
   [ -f "$STAMP" ] && read -r have <"$STAMP" && [ "$have" = "$want" ] && [ -x "$VENV/bin/python" ]
 }
 
+# Makes sure the venv is installed and current. Where flock exists, this script then holds a shared lock
+# on it for as long as it runs, and an install takes that lock exclusively: an install neither races
+# another one nor pulls the venv from under the servers of another run (a pin changed meanwhile).
 install_venv() {
-  local key
+  local key locked=""
   key="v1 $PYTHON $(cksum <"$REQUIREMENTS")"
-  venv_is_ready "$key" && return 0
-
   mkdir -p "$BUILD_DIR"
-  local locked=""
-  if command -v flock >/dev/null 2>&1; then  # another servers.sh may be installing right now
+  if command -v flock >/dev/null 2>&1; then
     exec 9>"$BUILD_DIR/servers-venv.lock"
-    flock -w 900 9 || die "timed out waiting for another servers.sh to finish installing"
+    flock -s -w 900 9 || die "timed out waiting for another servers.sh to finish installing"
+    venv_is_ready "$key" && return 0
+    flock -x -w 900 9 ||  # (trading the shared lock for this one lets go of the shared one first)
+      die "timed out waiting for the other servers.sh runs using ${VENV#"$ROOT"/} to finish"
     locked=1
-    if venv_is_ready "$key"; then exec 9>&-; return 0; fi
   fi
+  if venv_is_ready "$key"; then [ -z "$locked" ] || flock -s 9; return 0; fi
   command -v "$PYTHON" >/dev/null 2>&1 || die "$PYTHON not found (set SERVERS_PYTHON to a Python 3.10+)"
 
   note "installing the test servers into ${VENV#"$ROOT"/} (pinned in scripts/requirements-servers.txt)"
@@ -117,7 +122,7 @@ install_venv() {
   out=$("$VENV/bin/python" -c 'import httpbin, gunicorn, oidc_provider_mock' 2>&1) ||
     die "the servers do not import after installing:"$'\n'"$out"
   printf '%s\n' "$key" >"$STAMP"
-  [ -z "$locked" ] || exec 9>&-
+  [ -z "$locked" ] || flock -s 9
 }
 
 # --- the servers ----------------------------------------------------------------------------
@@ -130,7 +135,7 @@ free_port() {  # (with Ctrl-C ignored: it is this script's to handle, not Python
 server_argv() {
   case $1 in
     0) SERVER_ARGV=("$VENV/bin/gunicorn" --bind "127.0.0.1:$2" --workers 2 --worker-class gthread
-                    --threads 16 --keep-alive 30 --graceful-timeout 5
+                    --threads 16 --keep-alive 30 --graceful-timeout 2
                     --access-logfile - --error-logfile - httpbin:app) ;;
     1) SERVER_ARGV=("$VENV/bin/oidc-provider-mock" --host 127.0.0.1 --port "$2")
        [ -z "${OIDC_TOKEN_LIFETIME:-}" ] || SERVER_ARGV+=(--token-max-age "$OIDC_TOKEN_LIFETIME") ;;
@@ -159,7 +164,7 @@ launch_server() {
     unset GUNICORN_CMD_ARGS
     export PYTHONUNBUFFERED=1
     exec "$VENV/bin/python" -c 'import os, sys; os.setsid(); os.execv(sys.argv[1], sys.argv[1:])' "${SERVER_ARGV[@]}"
-  ) </dev/null >>"${SERVER_LOG[$i]}" 2>&1 8>&- &
+  ) </dev/null >>"${SERVER_LOG[$i]}" 2>&1 8>&- 9>&- &
   SERVER_PID[i]=$!
   disown "$!"  # no "Killed" line from bash when one has to be killed
   SERVER_PORT[i]=$port
@@ -176,12 +181,14 @@ signal_server() {
   [ -z "${SERVER_PID[$2]:-}" ] || kill "-$1" -- "-${SERVER_PID[$2]}" 2>/dev/null || kill "-$1" "${SERVER_PID[$2]}" 2>/dev/null || true
 }
 
-# Stops the servers given after a signal: that signal (TERM, or KILL for one that never came up) to each
-# process group, SIGKILL to what is left after STOP_TIMEOUT.
+# Stops the servers given after "stop" (each one's stop signal) or KILL (for one that never came up):
+# that signal to each process group, SIGKILL to what is left after STOP_TIMEOUT.
 stop_servers() {
-  local signal=$1 i n=0 left
+  local how=$1 i n=0 left
   shift
-  for i in "$@"; do signal_server "$signal" "$i"; done
+  for i in "$@"; do
+    if [ "$how" = stop ]; then signal_server "${SERVER_STOP_SIGNAL[$i]}" "$i"; else signal_server "$how" "$i"; fi
+  done
   while :; do
     left=""
     for i in "$@"; do server_is_alive "$i" && left="$left $i"; done
@@ -190,7 +197,7 @@ stop_servers() {
     n=$((n + 1))
   done
   for i in $left; do
-    note "${SERVER_NAME[$i]} did not stop within ${STOP_TIMEOUT}s of SIGTERM; killing it"
+    note "${SERVER_NAME[$i]} did not stop within ${STOP_TIMEOUT}s of SIG${SERVER_STOP_SIGNAL[$i]}; killing it"
     signal_server KILL "$i"
   done
   for i in "$@"; do SERVER_PID[i]=""; done
@@ -298,11 +305,11 @@ run_child() {
   CHILD_KIND=$1
   shift
   if [ "$CHILD_KIND" = helper ]; then
-    "$@" </dev/null 8>&- &
+    "$@" </dev/null 8>&- 9>&- &
   elif { : <&0; } 2>/dev/null; then
-    ( trap - INT QUIT; exec "$@" ) <&0 8>&- &
+    ( trap - INT QUIT; exec "$@" ) <&0 8>&- 9>&- &
   else
-    ( trap - INT QUIT; exec "$@" ) </dev/null 8>&- &
+    ( trap - INT QUIT; exec "$@" ) </dev/null 8>&- 9>&- &
   fi
   CHILD_PID=$!
   CHILD_STATUS=0
@@ -353,9 +360,11 @@ on_exit() {
   set +e
   trap '' INT TERM HUP
   stop_child
-  stop_servers TERM 0 1
+  stop_servers stop 0 1
   exit "$status"
 }
+
+is_seconds() { case $1 in ''|*[!0-9]*|0*) return 1 ;; esac; }
 
 main() {
   local command=${1:-} i
@@ -371,9 +380,10 @@ main() {
       else
         [ $# -eq 0 ] || { usage >&2; exit 2; }
       fi
-      case ${OIDC_TOKEN_LIFETIME:-1} in
-        ''|*[!0-9]*|0*) die "OIDC_TOKEN_LIFETIME must be a whole number of seconds > 0, not '$OIDC_TOKEN_LIFETIME'" ;;
-      esac
+      is_seconds "${OIDC_TOKEN_LIFETIME:-1}" ||
+        die "OIDC_TOKEN_LIFETIME must be a whole number of seconds > 0, not '$OIDC_TOKEN_LIFETIME'"
+      is_seconds "$READY_TIMEOUT" ||
+        die "SERVERS_READY_TIMEOUT must be a whole number of seconds > 0, not '$READY_TIMEOUT'"
       install_venv
       trap on_exit EXIT
       trap 'on_signal INT 130' INT

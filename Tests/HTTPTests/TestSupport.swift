@@ -1,15 +1,22 @@
 import Foundation
-import HTTP
-import Synchronization
 import Testing
 
-/// A thread-safe box for test bookkeeping.
-final class Locked<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
-    init(_ value: Value) { storage = Mutex(value) }
-    var value: Value { storage.withLock { $0 } }
+@testable import HTTP
+
+/// A value behind the package's lock, for the tests' own bookkeeping. The lock is the one ThreadSanitizer
+/// can see (unlike `Synchronization.Mutex` on Linux); this wrapper makes it usable from every test file.
+final class Locked<Value>: Sendable {
+    private let lock: HTTP.Locked<Value>
+    init(_ value: Value) { lock = HTTP.Locked(value) }
+
     @discardableResult
-    func withLock<R: Sendable>(_ body: (inout Value) -> R) -> R { storage.withLock { body(&$0) } }
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        try lock.withLock(body)
+    }
+}
+
+extension Locked where Value: Sendable {
+    var value: Value { withLock { $0 } }
 }
 
 /// Collects the lines a ``PrintLoader`` writes.
@@ -81,5 +88,92 @@ enum TestServers {
     /// The httpbin environment, for `ApplyEnvironment` or a request's own `serverEnvironment`.
     static var httpbinEnvironment: ServerEnvironment? {
         httpbin.flatMap { ServerEnvironment(baseURL: $0) }
+    }
+}
+
+/// A terminal whose loads wait until the test releases them, recording arrival order and concurrency.
+final class GateLoader: HTTPLoader, @unchecked Sendable {
+    private struct State {
+        var gates: [(id: UUID, path: String, continuation: CheckedContinuation<HTTPStatus?, Never>)] = []
+        var arrivals: [String] = []
+        var running = 0
+        var maximumRunning = 0
+        var resets = 0
+    }
+
+    private let state = Locked(State())
+
+    /// Paths in the order their loads arrived.
+    var arrivals: [String] { state.value.arrivals }
+    /// Loads currently waiting at the gate.
+    var running: Int { state.value.running }
+    /// The most loads that were ever waiting at the gate at once.
+    var maximumRunning: Int { state.value.maximumRunning }
+    var resets: Int { state.value.resets }
+
+    override func load(_ request: HTTPRequest) async -> HTTPResult {
+        let id = UUID()
+        let status = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                state.withLock { state in
+                    state.arrivals.append(request.path)
+                    state.running += 1
+                    state.maximumRunning = max(state.maximumRunning, state.running)
+                    state.gates.append((id, request.path, continuation))
+                }
+                if Task.isCancelled { finish(id, with: nil) }
+            }
+        } onCancel: {
+            finish(id, with: nil)
+        }
+        guard let status else { return .failure(HTTPError(.cancelled, request: request)) }
+        return .success(HTTPResponse(request: request, status: status))
+    }
+
+    private func finish(_ id: UUID, with status: HTTPStatus?) {
+        let gate = state.withLock { state -> CheckedContinuation<HTTPStatus?, Never>? in
+            guard let index = state.gates.firstIndex(where: { $0.id == id }) else { return nil }
+            state.running -= 1
+            return state.gates.remove(at: index).continuation
+        }
+        gate?.resume(returning: status)
+    }
+
+    /// Lets the oldest waiting load complete with `status`.
+    func releaseOldest(with status: HTTPStatus = .ok) {
+        guard let id = state.withLock({ $0.gates.first?.id }) else { return }
+        finish(id, with: status)
+    }
+
+    /// Lets the load for `path` complete with `status`.
+    func release(path: String, with status: HTTPStatus = .ok) {
+        guard let id = state.withLock({ $0.gates.first(where: { $0.path == path })?.id }) else { return }
+        finish(id, with: status)
+    }
+
+    /// Returns once `count` loads wait at the gate.
+    func waitForRunning(_ count: Int) async {
+        while running < count { await Task.yield() }
+    }
+
+    override func reset() async {
+        state.withLock { $0.resets += 1 }
+        await super.reset()
+    }
+}
+
+/// Polls `condition` without sleeping, yielding to other tasks, for at most `seconds`.
+func eventually(
+    seconds: Double = 10,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: @Sendable () -> Bool
+) async {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while !condition() {
+        if ContinuousClock.now > deadline {
+            Issue.record("condition not met within \(seconds) s", sourceLocation: sourceLocation)
+            return
+        }
+        await Task.yield()
     }
 }

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A link in a chain of loaders that together turn an ``HTTPRequest`` into an ``HTTPResult``.
 ///
@@ -11,7 +10,7 @@ import Synchronization
 ///  HTTPResult    ◄──────────────────────────────────────────────────────────────────────────┘
 /// ```
 ///
-/// Loaders are linked with ``-->(_:_:)``, which returns the head of the chain:
+/// Loaders are linked with ``-->(_:_:)-(_,HTTPLoader)``, which returns the head of the chain:
 ///
 /// ```swift
 /// let chain = ApplyEnvironment(environment: .production) --> PrintLoader() --> URLSessionLoader()
@@ -45,11 +44,14 @@ import Synchronization
 /// ```
 ///
 /// Subclasses are shared between concurrent loads: keep configuration in `let` properties and any
-/// mutable state in a `Mutex` (see ``ResetGuard`` for the pattern), never `await` while holding it.
+/// mutable state behind one lock, and never `await` while holding it. `Synchronization.Mutex` is the
+/// natural choice; note that on Linux (Swift 6.3.1) ThreadSanitizer cannot see `Mutex` and reports its
+/// contended accesses as races, so if you test under ThreadSanitizer there, use a pthread-based lock such
+/// as `NSLock` (this package uses its own pthread-based lock for that reason).
 // Safety: an open class cannot be checked for Sendable. The base class's only mutable state, the next
-// loader, lives in a Mutex; subclasses are required (above) to keep theirs in a Mutex as well.
+// loader, is behind a lock; subclasses are required (above) to keep theirs behind a lock as well.
 open class HTTPLoader: @unchecked Sendable {
-    private let next = Mutex<HTTPLoader?>(nil)
+    private let next = Locked<HTTPLoader?>(nil)
 
     public init() {}
 

@@ -1,5 +1,4 @@
 public import Foundation
-import Synchronization
 
 /// The handle of one load started with a completion handler; use it to cancel the load.
 ///
@@ -19,7 +18,7 @@ public final class HTTPTask: Sendable {
 
     /// The request being loaded.
     public let request: HTTPRequest
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// Creates a task whose completion handler runs exactly once.
     ///
@@ -27,7 +26,7 @@ public final class HTTPTask: Sendable {
     /// creates tasks for you.
     public init(request: HTTPRequest, completion: @escaping @Sendable (HTTPResult) -> Void) {
         self.request = request
-        self.state = Mutex(.running(completion: completion, onCancel: nil))
+        self.state = Locked(.running(completion: completion, onCancel: nil))
     }
 
     /// The identifier of the request being loaded.

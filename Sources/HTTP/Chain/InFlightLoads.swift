@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Counts the loads a terminal loader is running so that its reset can wait until they have all finished.
 ///
@@ -14,7 +13,7 @@ final class InFlightLoads: Sendable {
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// The number of loads currently running.
     var count: Int { state.withLock { $0.count } }

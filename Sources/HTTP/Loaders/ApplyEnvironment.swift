@@ -10,7 +10,7 @@
 /// let chain = ApplyEnvironment(environment: .production) --> URLSessionLoader()
 /// await chain.load(HTTPRequest(path: "/people/42"))   // https://api.example.com/v1/people/42
 /// ```
-// Safety: configuration is immutable (`let`) and mutable state, if any, lives in a Mutex.
+// Safety: configuration is immutable (`let`); mutable state, if any, is behind one lock (`Locked`).
 public final class ApplyEnvironment: HTTPLoader, @unchecked Sendable {
     /// The environment relative requests go to when they carry none of their own.
     public let environment: ServerEnvironment

@@ -1,5 +1,4 @@
 public import Foundation
-import Synchronization
 
 /// A terminal loader that answers from a queue of handlers instead of a network, for tests.
 ///
@@ -22,7 +21,7 @@ import Synchronization
 /// ``HTTPError/Code/cancelled`` without using a handler or being recorded; one cancelled while its handler
 /// runs completes with ``HTTPError/Code/cancelled`` whatever the handler returns.
 /// ``HTTPLoader/reset()`` returns once every running handler has returned.
-// Safety: configuration is immutable (`let`) and mutable state, if any, lives in a Mutex.
+// Safety: configuration is immutable (`let`); mutable state, if any, is behind one lock (`Locked`).
 public final class MockLoader: HTTPLoader, @unchecked Sendable {
     /// Produces the result for one request.
     public typealias Handler = @Sendable (HTTPRequest) async -> HTTPResult
@@ -33,7 +32,7 @@ public final class MockLoader: HTTPLoader, @unchecked Sendable {
         var received: [HTTPRequest] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let inFlight = InFlightLoads()
 
     public override init() {}

@@ -10,7 +10,7 @@
 ///
 /// If the closure throws, the request is not sent and fails with ``HTTPError/Code/invalidRequest`` carrying
 /// the thrown error, or with the thrown ``HTTPError`` itself.
-// Safety: configuration is immutable (`let`) and mutable state, if any, lives in a Mutex.
+// Safety: configuration is immutable (`let`); mutable state, if any, is behind one lock (`Locked`).
 public final class ModifyRequest: HTTPLoader, @unchecked Sendable {
     private let modifier: @Sendable (HTTPRequest) throws -> HTTPRequest
 

@@ -16,7 +16,7 @@ import Foundation
 /// ```swift
 /// let chain = PrintLoader(redaction: .standard.adding("X-API-Key"), includesHeaders: true) --> URLSessionLoader()
 /// ```
-// Safety: configuration is immutable (`let`) and mutable state, if any, lives in a Mutex.
+// Safety: configuration is immutable (`let`); mutable state, if any, is behind one lock (`Locked`).
 public final class PrintLoader: HTTPLoader, @unchecked Sendable {
     /// Which header fields are hidden.
     public let redaction: Redaction

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A loader that refuses requests while the chain below it resets, and lets one reset through at a time.
 ///
@@ -11,14 +10,14 @@ import Synchronization
 /// let chain = ResetGuard() --> Auth(...) --> URLSessionLoader()
 /// await chain.reset()   // log out; requests meanwhile fail with .resetInProgress
 /// ```
-// Safety: configuration is immutable (`let`) and mutable state, if any, lives in a Mutex.
+// Safety: configuration is immutable (`let`); mutable state, if any, is behind one lock (`Locked`).
 public final class ResetGuard: HTTPLoader, @unchecked Sendable {
     private struct State {
         var isResetting = false
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public override init() {}
 

@@ -1,4 +1,3 @@
-import Synchronization
 
 #if canImport(FoundationNetworking)
 import Foundation
@@ -41,8 +40,8 @@ public import FoundationNetworking
 /// Cancelling the task that awaits ``load(_:)`` cancels the URLSession task and returns
 /// ``HTTPError/Code/cancelled`` at once, without waiting for URLSession to report back. ``reset()`` waits
 /// until every load in flight has completed.
-// Safety: configuration is immutable; per-load state lives in the delegate's Mutex and in each
-// TransferContext's Mutex.
+// Safety: configuration is immutable; per-load state lives behind the delegate's lock and each
+// TransferContext's lock.
 public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     /// The session requests are sent with. Its delegate belongs to the loader.
     public let session: URLSession
@@ -130,7 +129,7 @@ final class TransferContext: Sendable {
     }
 
     let request: HTTPRequest
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(request: HTTPRequest) {
         self.request = request
@@ -219,7 +218,7 @@ final class TransferContext: Sendable {
 
 /// The session's delegate: routes callbacks to each task's ``TransferContext`` and enforces the redirect rules.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
-    private let transfers = Mutex<[Int: TransferContext]>([:])
+    private let transfers = Locked<[Int: TransferContext]>([:])
 
     func register(_ transfer: TransferContext, for task: URLSessionTask) {
         transfers.withLock { $0[task.taskIdentifier] = transfer }

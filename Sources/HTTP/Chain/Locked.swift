@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Android)
+import Android
+#endif
+
+/// Mutable state behind a mutual-exclusion lock: every object in this package keeps its mutable state in
+/// one of these, reached only through ``withLock(_:)``.
+///
+/// It plays the role of the standard library's `Synchronization.Mutex`, with one difference that matters
+/// here: it is built on `pthread_mutex_t`, which ThreadSanitizer understands. `Mutex` on Linux (Swift
+/// 6.3.1) locks with futexes that ThreadSanitizer cannot see, so every contended `Mutex` is reported as a
+/// data race — and the test suite runs under ThreadSanitizer with `halt_on_error=1`. SwiftNIO's `NIOLock`
+/// makes the same choice.
+///
+/// The rules are the same as for `Mutex`: keep the closure short and synchronous, decide inside it, and
+/// act — resume continuations, call other loaders — after it returns.
+// Safety: `state` is read and written only inside `withLock`, between pthread_mutex_lock and
+// pthread_mutex_unlock on `mutex`, which is allocated once and never moves.
+final class Locked<State>: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var state: State
+
+    init(_ initialState: State) {
+        state = initialState
+        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        let status = pthread_mutex_init(mutex, nil)
+        precondition(status == 0, "pthread_mutex_init failed with \(status)")
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with exclusive access to the state.
+    @inline(__always) @discardableResult
+    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&state)
+    }
+}
+
+extension Locked where State: Sendable {
+    /// A copy of the state.
+    var value: State { withLock { $0 } }
+}

@@ -1,0 +1,168 @@
+/// The standard retry strategy: retries transient failures after a growing delay, honouring what the server
+/// says about when to come back.
+///
+/// ```swift
+/// let retry = Retry(strategy: .exponential(initialDelay: .milliseconds(200), maximumNumberOfAttempts: 4))
+/// var upload = HTTPRequest(method: .put, path: "/avatar", body: DataBody(png))
+/// upload.retryStrategy = Backoff.constant(delay: .seconds(1), maximumNumberOfAttempts: 2)
+/// ```
+///
+/// By default it retries:
+/// - transport failures that are usually transient: ``HTTPError/Code/cannotConnect`` (refused, unreachable,
+///   connection lost) and ``HTTPError/Code/timedOut``;
+/// - responses `408`, `429`, `500`, `502`, `503` and `504`.
+///
+/// For `429` and `503` it waits as long as the server asks in `Retry-After` (seconds or an HTTP-date),
+/// `RateLimit-Reset` or `X-RateLimit-Reset` (see ``RetryAfter``) — never less — and gives up, returning the
+/// response, when the server asks for longer than ``maximumRetryAfter``. Otherwise the delay follows the
+/// ``schedule``, capped at ``maximumDelay`` and spread by ``jitter`` so that many clients failing together
+/// do not come back together.
+public struct Backoff: HTTPRetryStrategy, Hashable {
+    /// How the delay grows with each attempt.
+    public enum Schedule: Sendable, Hashable {
+        /// No delay.
+        case immediately
+        /// The same delay every time.
+        case constant(Duration)
+        /// `initial`, then `initial × multiplier`, `initial × multiplier²`, …
+        case exponential(initial: Duration, multiplier: Double)
+    }
+
+    /// How the delay is randomised.
+    public enum Jitter: Sendable, Hashable {
+        /// The delay as scheduled.
+        case none
+        /// Anywhere between zero and the scheduled delay ("full jitter"): spreads retries the most.
+        case full
+        /// Between half the scheduled delay and all of it ("equal jitter"): never much sooner than scheduled.
+        case equal
+    }
+
+    /// How the delay grows.
+    public var schedule: Schedule
+    /// The most attempts in all, the first included: `3` means up to two retries.
+    public var maximumNumberOfAttempts: Int
+    /// The longest delay the schedule produces (before jitter).
+    public var maximumDelay: Duration
+    /// How the delay is randomised.
+    public var jitter: Jitter
+    /// The response statuses worth another attempt.
+    public var retryableStatuses: Set<HTTPStatus>
+    /// The failure codes worth another attempt. ``HTTPError/Code/cancelled``,
+    /// ``HTTPError/Code/resetInProgress`` and ``HTTPError/Code/invalidRequest`` are never retried, even if
+    /// listed.
+    public var retryableCodes: Set<HTTPError.Code>
+    /// The longest server-requested wait (`Retry-After` and friends) this strategy accepts; beyond it, the
+    /// response is returned instead of waiting.
+    public var maximumRetryAfter: Duration
+
+    public init(
+        schedule: Schedule,
+        maximumNumberOfAttempts: Int,
+        maximumDelay: Duration = .seconds(30),
+        jitter: Jitter = .none,
+        retryableStatuses: Set<HTTPStatus> = [.requestTimeout, .tooManyRequests, .internalServerError, .badGateway,
+            .serviceUnavailable, .gatewayTimeout],
+        retryableCodes: Set<HTTPError.Code> = [.cannotConnect, .timedOut],
+        maximumRetryAfter: Duration = .seconds(60)
+    ) {
+        self.schedule = schedule
+        self.maximumNumberOfAttempts = maximumNumberOfAttempts
+        self.maximumDelay = maximumDelay
+        self.jitter = jitter
+        self.retryableStatuses = retryableStatuses
+        self.retryableCodes = retryableCodes
+        self.maximumRetryAfter = maximumRetryAfter
+    }
+
+    /// Retries at once, up to `maximumNumberOfAttempts` attempts in all.
+    public static func immediately(maximumNumberOfAttempts: Int) -> Backoff {
+        Backoff(schedule: .immediately, maximumNumberOfAttempts: maximumNumberOfAttempts)
+    }
+
+    /// Retries after the same delay each time.
+    public static func constant(delay: Duration, maximumNumberOfAttempts: Int, jitter: Jitter = .none) -> Backoff {
+        Backoff(schedule: .constant(delay), maximumNumberOfAttempts: maximumNumberOfAttempts, jitter: jitter)
+    }
+
+    /// Retries after a delay that doubles (or grows by `multiplier`) each time, up to `maximumDelay`.
+    public static func exponential(
+        initialDelay: Duration = .milliseconds(500),
+        multiplier: Double = 2,
+        maximumNumberOfAttempts: Int = 3,
+        maximumDelay: Duration = .seconds(30),
+        jitter: Jitter = .full
+    ) -> Backoff {
+        Backoff(
+            schedule: .exponential(initial: initialDelay, multiplier: multiplier),
+            maximumNumberOfAttempts: maximumNumberOfAttempts,
+            maximumDelay: maximumDelay,
+            jitter: jitter
+        )
+    }
+
+    /// ``Retry``'s default: exponential from 500 ms, doubling, three attempts in all, full jitter.
+    public static let standard = Backoff.exponential()
+
+    /// Never retries; set it as a request's ``HTTPRequest/retryStrategy`` to opt one request out.
+    public static let never = Backoff(schedule: .immediately, maximumNumberOfAttempts: 1)
+
+    public func retryDecision(for result: HTTPResult, context: RetryContext) -> RetryDecision {
+        guard context.attempt < maximumNumberOfAttempts else { return .doNotRetry }
+        switch result {
+        case .failure(let error):
+            guard retryableCodes.contains(error.code), ![.cancelled, .resetInProgress, .invalidRequest].contains(error.code)
+            else { return .doNotRetry }
+            return .retry(after: delay(afterAttempt: context.attempt))
+        case .success(let response):
+            guard retryableStatuses.contains(response.status) else { return .doNotRetry }
+            if response.status == .tooManyRequests || response.status == .serviceUnavailable,
+                let requested = RetryAfter.delay(in: response, now: context.now)
+            {
+                return requested <= maximumRetryAfter ? .retry(after: requested) : .doNotRetry
+            }
+            return .retry(after: delay(afterAttempt: context.attempt))
+        }
+    }
+
+    /// The scheduled delay after attempt number `attempt`, capped and jittered.
+    public func delay(afterAttempt attempt: Int) -> Duration {
+        let scheduled: Duration
+        switch schedule {
+        case .immediately:
+            return .zero
+        case .constant(let delay):
+            scheduled = delay
+        case .exponential(let initial, let multiplier):
+            let factor = pow(multiplier, Double(max(0, attempt - 1)))
+            let seconds = initial.seconds * factor
+            scheduled = seconds.isFinite && seconds < maximumDelay.seconds ? .seconds(seconds) : maximumDelay
+        }
+        let capped = min(scheduled, maximumDelay)
+        switch jitter {
+        case .none: return capped
+        case .full: return .seconds(Double.random(in: 0...capped.seconds))
+        case .equal: return .seconds(capped.seconds / 2 + Double.random(in: 0...(capped.seconds / 2)))
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
+
+/// `base` raised to `exponent` without Foundation, so the strategy stays usable anywhere.
+private func pow(_ base: Double, _ exponent: Double) -> Double {
+    var result = 1.0
+    var remaining = Int(exponent)
+    while remaining > 0 {
+        result *= base
+        remaining -= 1
+        if !result.isFinite { return result }
+    }
+    return result
+}

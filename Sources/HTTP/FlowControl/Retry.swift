@@ -1,0 +1,200 @@
+public import Foundation
+
+/// A loader that sends a request again when its strategy says the failure is worth another attempt.
+///
+/// ```swift
+/// let chain = Retry() --> Throttle(maximumNumberOfRequests: 4) --> URLSessionLoader()
+/// ```
+///
+/// For each attempt the loader sends a fresh copy of the request downstream, numbered in
+/// ``HTTPRequest/attemptNumber``. After the attempt it asks the request's ``HTTPRequest/retryStrategy``, or
+/// its own ``defaultStrategy``, whether to try again, then waits the delay on its `Clock` and repeats.
+/// The result of the last attempt is returned; its `request.attemptNumber` says how many were made.
+///
+/// Whatever the strategy says, a request is repeated only when
+/// - it is idempotent (``HTTPRequest/isIdempotent``): `POST` and `PATCH` need an
+///   ``HTTPRequest/idempotencyKey`` (sent as `Idempotency-Key` on every attempt) or an explicit opt-in;
+/// - it was not cancelled, refused by a reset, or invalid;
+/// - the ``RetryBudget`` allows it.
+///
+/// Cancelling the caller's task during a wait ends it at once with ``HTTPError/Code/cancelled``.
+/// ``reset()`` ends every wait with ``HTTPError/Code/resetInProgress`` and returns once the attempts in
+/// flight have completed.
+///
+/// ## Where it goes in the chain
+///
+/// Put `Retry` *before* ``Throttle``: `Retry --> Throttle` gives up its throttle slot while it waits, so
+/// one request's retries cannot hold back the others. With `Throttle --> Retry` a request keeps its slot
+/// through every attempt and every wait (the series' "chain1": A1, A2, A3, then B).
+// Safety: configuration is immutable; the waiting retries live in `state`, behind a lock.
+public final class Retry: HTTPLoader, @unchecked Sendable {
+    /// The strategy for requests that carry none of their own.
+    public let defaultStrategy: any HTTPRetryStrategy
+    /// The budget retries are drawn from, or `nil` for no limit beyond the strategies'.
+    public let budget: RetryBudget?
+    private let clock: any Clock<Duration>
+    private let now: @Sendable () -> Date
+
+    private enum WaitOutcome: Sendable {
+        case elapsed, cancelled, reset
+    }
+
+    private struct Waiter {
+        var continuation: CheckedContinuation<WaitOutcome, Never>
+        var sleeper: Task<Void, Never>?
+    }
+
+    private struct State {
+        var waiters: [UInt64: Waiter] = [:]
+        var nextWaiterID: UInt64 = 0
+        var resetsInProgress = 0
+    }
+
+    private let state = Locked(State())
+    private let inFlight = InFlightLoads()
+
+    /// - Parameters:
+    ///   - strategy: The default strategy; ``Backoff/standard`` unless you pass one.
+    ///   - budget: Limits retries to a fraction of traffic; a fresh ``RetryBudget`` by default.
+    ///   - clock: The clock delays are measured on; a `ContinuousClock` by default, a manual one in tests.
+    ///   - now: The wall-clock time, for `Retry-After` dates.
+    public init(
+        strategy: any HTTPRetryStrategy = Backoff.standard,
+        budget: RetryBudget? = RetryBudget(),
+        clock: any Clock<Duration> = ContinuousClock(),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.defaultStrategy = strategy
+        self.budget = budget
+        self.clock = clock
+        self.now = now
+    }
+
+    /// The number of requests waiting to be retried.
+    public var waitingCount: Int { state.withLock { $0.waiters.count } }
+
+    public override func load(_ request: HTTPRequest) async -> HTTPResult {
+        var base = request
+        if let key = request.idempotencyKey, !base.headers.contains("Idempotency-Key") {
+            base.headers["Idempotency-Key"] = key
+        }
+        let strategy = request.retryStrategy ?? defaultStrategy
+        var attemptNumber = 1
+        while true {
+            var attempt = base
+            attempt.attemptNumber = attemptNumber
+            inFlight.begin()
+            let result = await super.load(attempt)
+            inFlight.end()
+
+            guard let delay = retryDelay(for: result, of: attempt, strategy: strategy) else { return result }
+            switch await wait(delay) {
+            case .elapsed:
+                attemptNumber += 1
+            case .cancelled:
+                return .failure(
+                    HTTPError(
+                        .cancelled,
+                        request: attempt,
+                        message: "cancelled while waiting to retry after attempt \(attemptNumber)",
+                        response: result.successResponse
+                    )
+                )
+            case .reset:
+                return .failure(
+                    HTTPError(
+                        .resetInProgress,
+                        request: attempt,
+                        message: "the retry after attempt \(attemptNumber) was abandoned because the chain is resetting",
+                        response: result.successResponse
+                    )
+                )
+            }
+        }
+    }
+
+    /// How long to wait before the next attempt, or `nil` to return `result`.
+    private func retryDelay(for result: HTTPResult, of attempt: HTTPRequest, strategy: any HTTPRetryStrategy)
+        -> Duration?
+    {
+        if case .failure(let error) = result, [.cancelled, .resetInProgress, .invalidRequest].contains(error.code) {
+            return nil
+        }
+        budget?.record(result)
+        if Task.isCancelled { return nil }
+        let context = RetryContext(attempt: attempt.attemptNumber, now: now())
+        guard case .retry(let delay) = strategy.retryDecision(for: result, context: context),
+            attempt.isIdempotent,
+            budget?.allowsRetry ?? true
+        else { return nil }
+        return max(.zero, delay)
+    }
+
+    /// Waits on the clock, unless cancelled or reset first.
+    private func wait(_ delay: Duration) async -> WaitOutcome {
+        let id = state.withLock { state -> UInt64 in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let refusal = state.withLock { state -> WaitOutcome? in
+                    if Task.isCancelled { return .cancelled }
+                    if state.resetsInProgress > 0 { return .reset }
+                    state.waiters[id] = Waiter(continuation: continuation)
+                    return nil
+                }
+                if let refusal {
+                    continuation.resume(returning: refusal)
+                    return
+                }
+                let sleeper = Task { [clock] in
+                    do {
+                        try await clock.sleep(for: delay)
+                        self.finishWait(id, with: .elapsed)
+                    } catch {
+                        // Cancelled because the wait already ended (cancellation or reset).
+                    }
+                }
+                let alreadyEnded = state.withLock { state -> Bool in
+                    guard state.waiters[id] != nil else { return true }
+                    state.waiters[id]?.sleeper = sleeper
+                    return false
+                }
+                if alreadyEnded { sleeper.cancel() }
+            }
+        } onCancel: {
+            finishWait(id, with: .cancelled)
+        }
+    }
+
+    private func finishWait(_ id: UInt64, with outcome: WaitOutcome) {
+        guard let waiter = state.withLock({ $0.waiters.removeValue(forKey: id) }) else { return }
+        waiter.sleeper?.cancel()
+        waiter.continuation.resume(returning: outcome)
+    }
+
+    /// Ends every wait with ``HTTPError/Code/resetInProgress``, waits for the attempts in flight, then resets
+    /// the rest of the chain.
+    public override func reset() async {
+        let waiters = state.withLock { state in
+            state.resetsInProgress += 1
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters {
+            waiter.sleeper?.cancel()
+            waiter.continuation.resume(returning: .reset)
+        }
+        await inFlight.waitUntilIdle()
+        await super.reset()
+        state.withLock { $0.resetsInProgress -= 1 }
+    }
+}
+
+extension Result where Success == HTTPResponse {
+    /// The response, when the result is one.
+    var successResponse: HTTPResponse? {
+        if case .success(let response) = self { response } else { nil }
+    }
+}

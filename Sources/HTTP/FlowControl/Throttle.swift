@@ -1,0 +1,213 @@
+
+/// A loader that lets at most ``maximumNumberOfRequests`` requests run downstream at once; the rest wait.
+///
+/// ```swift
+/// let throttle = Throttle(maximumNumberOfRequests: 4)
+/// let chain = Retry() --> throttle --> URLSessionLoader()
+/// throttle.maximumNumberOfRequests = 8   // takes effect at once: waiting requests start
+/// ```
+///
+/// ## Who goes next
+///
+/// Waiting requests sit in three lanes by ``HTTPRequest/throttlePriority``. When a slot frees, the oldest
+/// request of the highest non-empty lane goes — unless a lower lane has been passed over
+/// ``starvationLimit`` times in a row while it had a request waiting: then the oldest request of that lane
+/// goes first (the lowest such lane, if several). So high-priority requests overtake, and a low-priority
+/// request is overtaken at most `starvationLimit` times by the lanes above it before it runs.
+///
+/// A request with ``HTTPRequest/throttle`` set to ``ThrottleOption/never`` skips the queue and takes no slot.
+///
+/// ## Slots, cancellation and reset
+///
+/// A slot is held until the downstream load returns. A waiting request whose task is cancelled leaves the
+/// queue at once and completes with ``HTTPError/Code/cancelled``. ``reset()`` fails every waiting request
+/// with ``HTTPError/Code/resetInProgress`` (and refuses new ones meanwhile), waits until the requests
+/// running downstream have finished, then resets the rest of the chain.
+// Safety: all mutable state lives in `state`, behind a lock.
+public final class Throttle: HTTPLoader, @unchecked Sendable {
+    private enum Admission: Sendable {
+        case granted, cancelled, reset
+    }
+
+    /// A FIFO queue of waiter identifiers; identifiers whose waiter is gone are skipped lazily, so that
+    /// leaving the queue on cancellation is O(1).
+    private struct Lane {
+        var ids: [UInt64] = []
+        var head = 0
+        var skips = 0
+
+        mutating func append(_ id: UInt64) { ids.append(id) }
+
+        /// Drops identifiers of waiters that left, and returns the first live one without removing it.
+        mutating func first(liveIn waiters: [UInt64: CheckedContinuation<Admission, Never>]) -> UInt64? {
+            while head < ids.count, waiters[ids[head]] == nil { head += 1 }
+            compactIfNeeded()
+            return head < ids.count ? ids[head] : nil
+        }
+
+        mutating func removeFirst() {
+            head += 1
+            compactIfNeeded()
+        }
+
+        private mutating func compactIfNeeded() {
+            if head == ids.count {
+                ids.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head > 1_024, head * 2 > ids.count {
+                ids.removeFirst(head)
+                head = 0
+            }
+        }
+    }
+
+    private struct State {
+        var limit: Int
+        var running = 0
+        var lanes = [Lane](repeating: Lane(), count: ThrottlePriority.allCases.count)
+        var waiters: [UInt64: CheckedContinuation<Admission, Never>] = [:]
+        var nextID: UInt64 = 0
+        var resetsInProgress = 0
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// How many times in a row a lane with a waiting request may be passed over by higher lanes.
+    public let starvationLimit: Int
+    private let state: Locked<State>
+
+    /// - Parameters:
+    ///   - maximumNumberOfRequests: How many requests may run downstream at once (at least 1).
+    ///   - starvationLimit: How many times in a row a waiting lower-priority request may be overtaken; 8 by default.
+    public init(maximumNumberOfRequests: Int, starvationLimit: Int = 8) {
+        self.state = Locked(State(limit: max(1, maximumNumberOfRequests)))
+        self.starvationLimit = max(1, starvationLimit)
+    }
+
+    /// How many requests may run downstream at once. Raising it starts waiting requests at once; lowering it
+    /// lets running requests finish and holds new ones until fewer than the new limit run. At least 1.
+    public var maximumNumberOfRequests: Int {
+        get { state.withLock { $0.limit } }
+        set {
+            let admitted = state.withLock { state in
+                state.limit = max(1, newValue)
+                return Self.admitWaiters(&state, starvationLimit: starvationLimit)
+            }
+            for continuation in admitted { continuation.resume(returning: .granted) }
+        }
+    }
+
+    /// The number of requests running downstream through a slot.
+    public var runningCount: Int { state.withLock { $0.running } }
+
+    /// The number of requests waiting for a slot.
+    public var waitingCount: Int { state.withLock { $0.waiters.count } }
+
+    public override func load(_ request: HTTPRequest) async -> HTTPResult {
+        if request.throttle == .never { return await super.load(request) }
+        switch await admit(request.throttlePriority) {
+        case .granted:
+            let result = await super.load(request)
+            release()
+            return result
+        case .cancelled:
+            return .failure(HTTPError(.cancelled, request: request, message: "cancelled while waiting in the Throttle"))
+        case .reset:
+            return .failure(
+                HTTPError(.resetInProgress, request: request, message: "refused by Throttle while the chain resets")
+            )
+        }
+    }
+
+    /// Takes a slot, waiting in `priority`'s lane if none is free.
+    private func admit(_ priority: ThrottlePriority) async -> Admission {
+        let immediate = state.withLock { state -> Admission? in
+            if state.resetsInProgress > 0 { return .reset }
+            guard state.running < state.limit, state.waiters.isEmpty else { return nil }
+            state.running += 1
+            return .granted
+        }
+        if let immediate { return immediate }
+
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let decided = state.withLock { state -> (Admission?, [CheckedContinuation<Admission, Never>]) in
+                    if Task.isCancelled { return (.cancelled, []) }
+                    if state.resetsInProgress > 0 { return (.reset, []) }
+                    state.waiters[id] = continuation
+                    state.lanes[priority.rawValue].append(id)
+                    // A slot may have freed between the first check and now.
+                    return (nil, Self.admitWaiters(&state, starvationLimit: starvationLimit))
+                }
+                if let outcome = decided.0 { continuation.resume(returning: outcome) }
+                for admitted in decided.1 { admitted.resume(returning: .granted) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.resume(returning: .cancelled)
+        }
+    }
+
+    /// Frees a slot and hands it on.
+    private func release() {
+        let (admitted, idle) = state.withLock { state -> ([CheckedContinuation<Admission, Never>], [CheckedContinuation<Void, Never>]) in
+            state.running -= 1
+            let admitted = Self.admitWaiters(&state, starvationLimit: starvationLimit)
+            guard state.running == 0, !state.idleWaiters.isEmpty else { return (admitted, []) }
+            defer { state.idleWaiters = [] }
+            return (admitted, state.idleWaiters)
+        }
+        for continuation in admitted { continuation.resume(returning: .granted) }
+        for continuation in idle { continuation.resume() }
+    }
+
+    /// Picks waiters for every free slot, by the rule in the type's documentation; the caller resumes them
+    /// after unlocking.
+    private static func admitWaiters(_ state: inout State, starvationLimit: Int) -> [CheckedContinuation<Admission, Never>] {
+        var admitted: [CheckedContinuation<Admission, Never>] = []
+        while state.running < state.limit, !state.waiters.isEmpty {
+            var heads: [UInt64?] = []
+            for lane in state.lanes.indices { heads.append(state.lanes[lane].first(liveIn: state.waiters)) }
+            guard let highest = heads.indices.last(where: { heads[$0] != nil }) else { break }
+            let starved = heads.indices.first { $0 < highest && heads[$0] != nil && state.lanes[$0].skips >= starvationLimit }
+            let chosen = starved ?? highest
+            for lane in heads.indices where lane != chosen && lane < highest && heads[lane] != nil {
+                state.lanes[lane].skips += 1
+            }
+            state.lanes[chosen].skips = 0
+            state.lanes[chosen].removeFirst()
+            if let id = heads[chosen], let continuation = state.waiters.removeValue(forKey: id) {
+                state.running += 1
+                admitted.append(continuation)
+            }
+        }
+        return admitted
+    }
+
+    /// Fails every waiting request with ``HTTPError/Code/resetInProgress``, waits until the running ones have
+    /// finished, then resets the rest of the chain.
+    public override func reset() async {
+        let waiting = state.withLock { state in
+            state.resetsInProgress += 1
+            defer {
+                state.waiters = [:]
+                for lane in state.lanes.indices { state.lanes[lane] = Lane() }
+            }
+            return Array(state.waiters.values)
+        }
+        for continuation in waiting { continuation.resume(returning: .reset) }
+        await withCheckedContinuation { continuation in
+            let isIdle = state.withLock { state -> Bool in
+                if state.running == 0 { return true }
+                state.idleWaiters.append(continuation)
+                return false
+            }
+            if isIdle { continuation.resume() }
+        }
+        await super.reset()
+        state.withLock { $0.resetsInProgress -= 1 }
+    }
+}

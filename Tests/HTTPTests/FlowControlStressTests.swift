@@ -1,0 +1,83 @@
+import Foundation
+import HTTP
+import Testing
+
+/// A terminal that fails randomly, answers after a random cancellable delay, and records the most loads it
+/// ever ran at once.
+private final class FlakyTerminal: HTTPLoader, @unchecked Sendable {
+    private struct State {
+        var running = 0
+        var maximumRunning = 0
+        var loads = 0
+    }
+
+    private let state = Locked(State())
+    var maximumRunning: Int { state.value.maximumRunning }
+    var running: Int { state.value.running }
+    var loads: Int { state.value.loads }
+
+    override func load(_ request: HTTPRequest) async -> HTTPResult {
+        state.withLock { state in
+            state.running += 1
+            state.loads += 1
+            state.maximumRunning = max(state.maximumRunning, state.running)
+        }
+        defer { state.withLock { $0.running -= 1 } }
+        do {
+            try await Task.sleep(for: .microseconds(Int.random(in: 0...300)))
+        } catch {
+            return .failure(HTTPError(.cancelled, request: request))
+        }
+        switch Int.random(in: 0..<10) {
+        case 0: return .failure(HTTPError(.cannotConnect, request: request))
+        case 1: return .success(HTTPResponse(request: request, status: .serviceUnavailable))
+        default: return .success(HTTPResponse(request: request, status: .ok))
+        }
+    }
+}
+
+@Suite struct FlowControlStressTests {
+    @Test func tenThousandRequestsThroughRetryAndThrottleEachCompleteOnce() async throws {
+        let count = 10_000
+        let limit = 4
+        let terminal = FlakyTerminal()
+        let throttle = Throttle(maximumNumberOfRequests: limit)
+        let retry = Retry(strategy: Backoff.constant(delay: .microseconds(100), maximumNumberOfAttempts: 3), budget: nil)
+        let chain = retry --> throttle --> terminal
+
+        let completions = Locked([Int](repeating: 0, count: count))
+        let codes = Locked([HTTPError.Code: Int]())
+        let finished = await withDeadline(seconds: 120) {
+            await withTaskGroup(of: Void.self) { group in
+                var loads: [Task<Void, Never>] = []
+                for index in 0..<count {
+                    let load = Task {
+                        var request = HTTPRequest(host: "example.com", path: "/\(index)")
+                        request.throttlePriority = ThrottlePriority.allCases.randomElement()!
+                        let result = await chain.load(request)
+                        completions.withLock { $0[index] += 1 }
+                        if let code = result.error?.code { codes.withLock { $0[code, default: 0] += 1 } }
+                    }
+                    loads.append(load)
+                }
+                // Random cancellations while the queue is full, and a reset half-way through.
+                for load in loads.shuffled().prefix(count / 5) { load.cancel() }
+                group.addTask { await chain.reset() }
+                for load in loads { group.addTask { await load.value } }
+            }
+            return true
+        }
+        try #require(finished == true, "requests were still pending after the deadline")
+
+        #expect(completions.value.allSatisfy { $0 == 1 }, "every load completes exactly once")
+        #expect(terminal.maximumRunning <= limit, "the throttle let \(terminal.maximumRunning) run at once")
+        #expect(terminal.maximumRunning == limit, "the throttle never filled up; the test did not load it")
+        #expect(throttle.waitingCount == 0 && throttle.runningCount == 0, "nothing is left parked")
+        #expect(retry.waitingCount == 0)
+        #expect(terminal.running == 0)
+        let failures = codes.value
+        #expect(Set(failures.keys).isSubset(of: [.cancelled, .resetInProgress, .cannotConnect]), "\(failures)")
+        #expect((failures[.cancelled] ?? 0) > 0)
+        #expect(terminal.loads > count / 2)
+    }
+}
