@@ -82,6 +82,9 @@ enum TestServers {
     /// The local httpbin, e.g. `http://127.0.0.1:41234`.
     static let httpbin: URL? = environment["HTTPBIN_URL"].flatMap(URL.init(string:))
 
+    /// The local nginx, with `/limited` (rate-limited: 429 with `Retry-After: 1`) and `/person.json`.
+    static let nginx: URL? = environment["NGINX_URL"].flatMap(URL.init(string:))
+
     /// Set by the test command: a missing server is then a failure, not a skip.
     static let areRequired = environment["HTTP_REQUIRE_SERVERS"] == "1"
 
@@ -176,4 +179,23 @@ func eventually(
         }
         await Task.yield()
     }
+}
+
+/// A pass-through loader that records every attempt that goes through it, with the time it was sent.
+final class AttemptRecorder: HTTPLoader, @unchecked Sendable {
+    struct Attempt: Sendable {
+        var request: HTTPRequest
+        var sentAt: ContinuousClock.Instant
+    }
+
+    private let attempts = Locked<[Attempt]>([])
+    var all: [Attempt] { attempts.value }
+
+    override func load(_ request: HTTPRequest) async -> HTTPResult {
+        attempts.withLock { $0.append(Attempt(request: request, sentAt: .now)) }
+        return await super.load(request)
+    }
+
+    /// The attempts of one request, in order.
+    func attempts(of id: UUID) -> [Attempt] { all.filter { $0.request.id == id } }
 }

@@ -11,6 +11,7 @@ import FoundationNetworking
     @Test func serversArePresentWhenRequired() {
         if TestServers.areRequired {
             #expect(TestServers.httpbin != nil, "HTTP_REQUIRE_SERVERS=1 but HTTPBIN_URL is not set")
+            #expect(TestServers.nginx != nil, "HTTP_REQUIRE_SERVERS=1 but NGINX_URL is not set")
         }
     }
 }

@@ -75,38 +75,6 @@ public struct Backoff: HTTPRetryStrategy, Hashable {
         self.maximumRetryAfter = maximumRetryAfter
     }
 
-    /// Retries at once, up to `maximumNumberOfAttempts` attempts in all.
-    public static func immediately(maximumNumberOfAttempts: Int) -> Backoff {
-        Backoff(schedule: .immediately, maximumNumberOfAttempts: maximumNumberOfAttempts)
-    }
-
-    /// Retries after the same delay each time.
-    public static func constant(delay: Duration, maximumNumberOfAttempts: Int, jitter: Jitter = .none) -> Backoff {
-        Backoff(schedule: .constant(delay), maximumNumberOfAttempts: maximumNumberOfAttempts, jitter: jitter)
-    }
-
-    /// Retries after a delay that doubles (or grows by `multiplier`) each time, up to `maximumDelay`.
-    public static func exponential(
-        initialDelay: Duration = .milliseconds(500),
-        multiplier: Double = 2,
-        maximumNumberOfAttempts: Int = 3,
-        maximumDelay: Duration = .seconds(30),
-        jitter: Jitter = .full
-    ) -> Backoff {
-        Backoff(
-            schedule: .exponential(initial: initialDelay, multiplier: multiplier),
-            maximumNumberOfAttempts: maximumNumberOfAttempts,
-            maximumDelay: maximumDelay,
-            jitter: jitter
-        )
-    }
-
-    /// ``Retry``'s default: exponential from 500 ms, doubling, three attempts in all, full jitter.
-    public static let standard = Backoff.exponential()
-
-    /// Never retries; set it as a request's ``HTTPRequest/retryStrategy`` to opt one request out.
-    public static let never = Backoff(schedule: .immediately, maximumNumberOfAttempts: 1)
-
     public func retryDecision(for result: HTTPResult, context: RetryContext) -> RetryDecision {
         guard context.attempt < maximumNumberOfAttempts else { return .doNotRetry }
         switch result {
@@ -145,6 +113,41 @@ public struct Backoff: HTTPRetryStrategy, Hashable {
         case .equal: return .seconds(capped.seconds / 2 + Double.random(in: 0...(capped.seconds / 2)))
         }
     }
+}
+
+/// The standard strategies, written `.exponential()`, `.constant(…)`, `.never` wherever a strategy is expected.
+extension HTTPRetryStrategy where Self == Backoff {
+    /// Retries at once, up to `maximumNumberOfAttempts` attempts in all.
+    public static func immediately(maximumNumberOfAttempts: Int) -> Backoff {
+        Backoff(schedule: .immediately, maximumNumberOfAttempts: maximumNumberOfAttempts)
+    }
+
+    /// Retries after the same delay each time.
+    public static func constant(delay: Duration, maximumNumberOfAttempts: Int, jitter: Backoff.Jitter = .none) -> Backoff {
+        Backoff(schedule: .constant(delay), maximumNumberOfAttempts: maximumNumberOfAttempts, jitter: jitter)
+    }
+
+    /// Retries after a delay that doubles (or grows by `multiplier`) each time, up to `maximumDelay`.
+    public static func exponential(
+        initialDelay: Duration = .milliseconds(500),
+        multiplier: Double = 2,
+        maximumNumberOfAttempts: Int = 3,
+        maximumDelay: Duration = .seconds(30),
+        jitter: Backoff.Jitter = .full
+    ) -> Backoff {
+        Backoff(
+            schedule: .exponential(initial: initialDelay, multiplier: multiplier),
+            maximumNumberOfAttempts: maximumNumberOfAttempts,
+            maximumDelay: maximumDelay,
+            jitter: jitter
+        )
+    }
+
+    /// ``Retry``'s default: exponential from 500 ms, doubling, three attempts in all, full jitter.
+    public static var standard: Backoff { .exponential() }
+
+    /// Never retries; set it as a request's ``HTTPRequest/retryStrategy`` to opt one request out.
+    public static var never: Backoff { Backoff(schedule: .immediately, maximumNumberOfAttempts: 1) }
 }
 
 extension Duration {

@@ -1,0 +1,74 @@
+import Foundation
+import HTTP
+import Testing
+
+// The code samples of HTTP.docc/FlowControl.md ("Throttling and retrying"), kept identical to the article.
+
+private struct RetryOnConflict: HTTPRetryStrategy {
+    func retryDecision(for result: HTTPResult, context: RetryContext) -> RetryDecision {
+        guard context.attempt < 3, result.response?.status == .conflict else { return .doNotRetry }
+        return .retry(after: .milliseconds(100 * context.attempt))
+    }
+}
+
+@Suite struct FlowControlDocumentationTests {
+    @Test func throttleSample() {
+        let throttle = Throttle(maximumNumberOfRequests: 4)
+        let chain = Retry() --> throttle --> URLSessionLoader()
+
+        throttle.maximumNumberOfRequests = 8  // takes effect at once: waiting requests start
+
+        var thumbnail = HTTPRequest(path: "/thumbnails/42")
+        thumbnail.throttlePriority = .low  // waits behind .normal and .high requests
+
+        var refresh = HTTPRequest(method: .post, path: "/oauth/token")
+        refresh.throttle = .never  // skips the queue and takes no slot
+
+        #expect(chain.nextLoader === throttle)
+        #expect(throttle.maximumNumberOfRequests == 8)
+        #expect(thumbnail.throttlePriority == .low && refresh.throttle == .never)
+    }
+
+    @Test func strategySamples() {
+        let retry = Retry(strategy: .exponential(initialDelay: .milliseconds(200), maximumNumberOfAttempts: 4))
+
+        var upload = HTTPRequest(method: .put, path: "/avatar")
+        upload.retryStrategy = Backoff.constant(delay: .seconds(1), maximumNumberOfAttempts: 2)
+
+        var poll = HTTPRequest(path: "/status")
+        poll.retryStrategy = Backoff.never  // this one is never retried
+
+        var payment = HTTPRequest(method: .post, path: "/payments")
+        payment.idempotencyKey = UUID().uuidString
+
+        #expect((retry.defaultStrategy as? Backoff)?.maximumNumberOfAttempts == 4)
+        #expect((upload.retryStrategy as? Backoff)?.schedule == .constant(.seconds(1)))
+        #expect((poll.retryStrategy as? Backoff) == Backoff.never)
+        #expect(payment.isIdempotent && !HTTPRequest(method: .post).isIdempotent)
+    }
+
+    @Test func customStrategySample() async {
+        let clock = ManualClock()
+        let mock = MockLoader().then(status: .conflict).then(status: .conflict).then(status: .conflict)
+        let chain = Retry(strategy: RetryOnConflict(), budget: nil, clock: clock) --> mock
+        let load = Task { await chain.load(HTTPRequest(method: .put, host: "example.com")) }
+        await clock.waitForSleepers(1)
+        clock.advance(by: .milliseconds(100))
+        await clock.waitForSleepers(1)
+        clock.advance(by: .milliseconds(200))
+        let result = await load.value
+        #expect(result.response?.status == .conflict)
+        #expect(result.response?.request.attemptNumber == 3)
+        #expect(clock.requestedDurations == [.milliseconds(100), .milliseconds(200)])
+    }
+
+    @Test func recommendedProductionChain() {
+        let production = ResetGuard()
+            --> ApplyEnvironment(environment: ServerEnvironment(host: "api.example.com"))
+            --> Retry()
+            --> Throttle(maximumNumberOfRequests: 6)
+            --> URLSessionLoader()
+        #expect(production.nextLoader?.nextLoader is Retry)
+        #expect(production.nextLoader?.nextLoader?.nextLoader is Throttle)
+    }
+}
