@@ -106,7 +106,46 @@ let login = HTTPRequest(
 )
 print(login.cURLCommand().split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
 
-section(10, "Reset: requests arriving meanwhile are refused, then traffic resumes")
+section(10, "A retried failure: /status/503, exponential backoff, three attempts")
+// No retry budget here: the default one would stop retrying after five failures in a row, which is what it is
+// for when a real server is down.
+let retrying =
+    ApplyEnvironment(environment: httpbin)
+    --> Retry(
+        strategy: .exponential(initialDelay: .milliseconds(100), maximumNumberOfAttempts: 3, jitter: .none),
+        budget: nil
+    )
+    --> PrintLoader { print("   \($0)") }
+    --> URLSessionLoader()
+show(await retrying.load(HTTPRequest(path: "/status/503"))) {
+    "gave up with \($0.status) after \($0.request.attemptNumber) attempts (100 ms, then 200 ms apart)"
+}
+var payment = HTTPRequest(method: .post, path: "/status/503")
+show(await retrying.load(payment)) { "a POST is not retried: \($0.request.attemptNumber) attempt" }
+payment.idempotencyKey = "demo-payment-1"
+show(await retrying.load(payment)) { "with an Idempotency-Key it is: \($0.request.attemptNumber) attempts" }
+
+section(11, "Throttled concurrent requests: eight requests, at most three at a time")
+let throttle = Throttle(maximumNumberOfRequests: 3)
+let throttled = ApplyEnvironment(environment: httpbin) --> throttle --> URLSessionLoader()
+let throttleStart = ContinuousClock.now
+let finishTimes = await withTaskGroup(of: Duration.self, returning: [Duration].self) { group in
+    for index in 0..<8 {
+        group.addTask {
+            var request = HTTPRequest(path: "/delay/0.3")
+            request.throttlePriority = index == 7 ? .high : .normal
+            _ = await throttled.load(request)
+            return ContinuousClock.now - throttleStart
+        }
+    }
+    var times: [Duration] = []
+    for await time in group { times.append(time) }
+    return times
+}
+let waves = finishTimes.sorted().map { String(format: "%.1f s", Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) }
+print("   each takes 0.3 s; they finished at \(waves.joined(separator: ", "))")
+
+section(12, "Reset: requests arriving meanwhile are refused, then traffic resumes")
 let inFlight = Task { await chain.load(HTTPRequest(path: "/delay/1")) }
 try? await Task.sleep(for: .milliseconds(100))
 let reset = Task { await chain.reset() }  // waits for the request in flight to finish
