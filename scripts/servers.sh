@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
-# Real local servers for the integration tests and the demo: httpbin and an OpenID Connect provider.
+# Real local servers for the integration tests, the demo and the benchmarks: httpbin, an OpenID Connect
+# provider and nginx.
 #
-#   scripts/servers.sh install             prepare the Python venv only
-#   scripts/servers.sh run [--] CMD ARGS   start both servers, run CMD with HTTPBIN_URL and
-#                                          OIDC_ISSUER_URL set, stop both, exit with CMD's status
-#   scripts/servers.sh start               start both, print the export lines, wait for Ctrl-C
+#   scripts/servers.sh install             prepare the Python venv, and install nginx if it is missing
+#   scripts/servers.sh run [--] CMD ARGS   start the three servers, run CMD with HTTPBIN_URL,
+#                                          OIDC_ISSUER_URL and NGINX_URL set, stop them, exit with
+#                                          CMD's status
+#   scripts/servers.sh start               start them, print the export lines, wait for Ctrl-C
 #
 # Works from any directory. Needs bash, python3 (3.10+; with pip, or with venv's ensurepip) and,
 # on the first run, PyPI. Pinned versions: scripts/requirements-servers.txt, installed into
 # .build/servers-venv (reused while the requirements file and SERVERS_PYTHON are unchanged; an
 # interrupted install is redone). Server logs: .build/servers-logs/.
+# Needs nginx too: SERVERS_NGINX, else the one on PATH, else /usr/sbin/nginx. With none of them, it is
+# installed from Debian's packages: `apt-get update`, then `apt-get install --no-install-recommends
+# nginx-light` (or nginx where there is no nginx-light), as root or through `sudo -n` (about 10 s the
+# first time). On Debian 12 that is nginx 1.22.1 (nginx-light 1.22.1-9+deb12u11: the nginx package plus
+# an echo module, which the config here does not load). Where a service manager runs, installing the
+# package also starts Debian's own nginx, on port 80, which is no concern of this script's.
 #
-# The servers, both bound to 127.0.0.1 on free ports, each in its own process group:
+# The servers, all bound to 127.0.0.1 on free ports, each in its own process group:
 #   httpbin 0.10.4 under gunicorn 23.0.0, from the venv's folder:
 #     gunicorn --bind 127.0.0.1:PORT --workers 2 --worker-class gthread --threads 16
 #              --keep-alive 30 --graceful-timeout 2 --access-logfile - --error-logfile - httpbin:app
@@ -21,9 +29,23 @@
 #   oidc-provider-mock 0.3.4 (Authlib 1.9.9, served by uvicorn 0.54.0):
 #     oidc-provider-mock --host 127.0.0.1 --port PORT [--token-max-age "$OIDC_TOKEN_LIFETIME"]
 #     (--token-max-age is the CLI's -e; without it tokens live 3600 s, the provider's default)
+#   nginx (1.22.1 on Debian 12), with a config this script writes for each run into a folder of its
+#   own, .build/servers-nginx/run/ (run-PID while another servers.sh in this checkout has that one),
+#   which also holds the pid file, the access log (access.log), the temp folders and the document root,
+#   so nothing under /etc/nginx or /var is read or written:
+#     nginx -p .build/servers-nginx/run/ -c nginx.conf -e stderr -g 'daemon off;'
+#     (one worker process; keep-alive 65 s and up to 100000 requests a connection; the error log, at
+#     notice level, goes to stderr, that is to .build/servers-logs/nginx.log; run as root, the worker
+#     stays root, as nobody, nginx's default, may not read a checkout under /root)
+#     GET /health       200 "ok" (text/plain)
+#     GET /person.json  200, a static 213-byte JSON person (application/json), for the benchmarks
+#     GET /limited      200 {"ok":true} (application/json), limited to 20 requests/s with a burst of 10
+#                       (limit_req burst=10 nodelay): beyond that 429 at once; all clients share one
+#                       budget, as all come from 127.0.0.1; both answers carry "Retry-After: 1"
 # A server counts as up when its log says it has bound the port ("Listening at: http://127.0.0.1:PORT",
-# "Uvicorn running on http://127.0.0.1:PORT") and GET /get, resp. /.well-known/openid-configuration,
-# answers 200. A port taken between picking and binding is retried on a new port (3 tries).
+# "Uvicorn running on http://127.0.0.1:PORT", nginx's "start worker processes") and GET /get,
+# /.well-known/openid-configuration, resp. /health, answers 200. A port taken between picking and
+# binding is retried on a new port (3 tries).
 #
 # Observed in oidc-provider-mock 0.3.4 (see also DESIGN.md): POST /oauth2/authorize?response_type=code
 # &client_id=..&redirect_uri=..&state=.. with form sub=alice answers 302 to redirect_uri?code=..&state=..;
@@ -34,6 +56,7 @@
 # Environment:
 #   OIDC_TOKEN_LIFETIME     access/ID token lifetime in seconds (default: the provider's, 3600)
 #   SERVERS_PYTHON          interpreter the venv is made from (default: python3)
+#   SERVERS_NGINX           the nginx binary (default: nginx on PATH, else /usr/sbin/nginx, else installed)
 #   SERVERS_READY_TIMEOUT   seconds each server has to come up (default: 30)
 set -euo pipefail
 
@@ -44,15 +67,19 @@ VENV=$BUILD_DIR/servers-venv
 STAMP=$VENV/.servers-installed
 REQUIREMENTS=$SCRIPT_DIR/requirements-servers.txt
 LOG_DIR=$BUILD_DIR/servers-logs
+NGINX_DIRS=$BUILD_DIR/servers-nginx  # each run's nginx folder is made in here
+NGINX_DIR=""
+NGINX=""  # the nginx binary, once found
 PYTHON=${SERVERS_PYTHON:-python3}
 READY_TIMEOUT=${SERVERS_READY_TIMEOUT:-30}
 STOP_TIMEOUT=10  # seconds a server gets after its stop signal, or CMD after SIGTERM, before SIGKILL
 PORT_TRIES=3
 
-# The two servers, by index: 0 = httpbin, 1 = the OpenID Connect provider.
-SERVER_NAME=(httpbin oidc-provider-mock)
-SERVER_PROBE=(/get /.well-known/openid-configuration)
-SERVER_STOP_SIGNAL=(QUIT TERM)  # gunicorn's quick shutdown (its workers notice a TERM only after up to 1 s)
+# The servers, by index: 0 = httpbin, 1 = the OpenID Connect provider, 2 = nginx.
+SERVER_NAME=(httpbin oidc-provider-mock nginx)
+SERVER_PROBE=(/get /.well-known/openid-configuration /health)
+# gunicorn's quick shutdown (its workers notice a TERM only after up to 1 s); nginx's fast shutdown
+SERVER_STOP_SIGNAL=(QUIT TERM TERM)
 SERVER_PID=()
 SERVER_PORT=()
 SERVER_LOG=()
@@ -71,9 +98,9 @@ usage() {
 usage: scripts/servers.sh install
        scripts/servers.sh run [--] CMD [ARGS...]
        scripts/servers.sh start
-Starts httpbin and oidc-provider-mock on 127.0.0.1 (free ports) and hands their URLs over as
-HTTPBIN_URL and OIDC_ISSUER_URL. Environment: OIDC_TOKEN_LIFETIME, SERVERS_PYTHON,
-SERVERS_READY_TIMEOUT. Logs: .build/servers-logs/.
+Starts httpbin, oidc-provider-mock and nginx on 127.0.0.1 (free ports) and hands their URLs over
+as HTTPBIN_URL, OIDC_ISSUER_URL and NGINX_URL. Environment: OIDC_TOKEN_LIFETIME, SERVERS_PYTHON,
+SERVERS_NGINX, SERVERS_READY_TIMEOUT. Logs: .build/servers-logs/.
 EOF
 }
 
@@ -125,6 +152,133 @@ install_venv() {
   [ -z "$locked" ] || flock -s 9
 }
 
+# --- nginx ----------------------------------------------------------------------------------
+
+# Sets NGINX to the nginx binary: SERVERS_NGINX, else nginx on PATH, else /usr/sbin/nginx (Debian's
+# place for it, on root's PATH only). Fails if there is none.
+find_nginx() {
+  if [ -n "${SERVERS_NGINX:-}" ]; then
+    NGINX=$SERVERS_NGINX
+    [ -x "$NGINX" ] || die "SERVERS_NGINX is set to '$NGINX', which is not an executable file"
+    return 0
+  fi
+  NGINX=$(command -v nginx 2>/dev/null) || NGINX=""
+  if [ -z "$NGINX" ] && [ -x /usr/sbin/nginx ]; then NGINX=/usr/sbin/nginx; fi
+  [ -n "$NGINX" ]
+}
+
+# Makes sure there is an nginx; if there is none, installs Debian's nginx-light (nginx where there is no
+# nginx-light) with apt-get, as root or through sudo -n. Where flock exists, one servers.sh of this
+# checkout installs at a time; apt-get itself waits up to 5 minutes for a dpkg lock someone else holds.
+install_nginx() {
+  find_nginx && return 0
+  local as_root=() package started=$SECONDS out
+  command -v apt-get >/dev/null 2>&1 ||
+    die "found no nginx (on PATH, at /usr/sbin/nginx), nor apt-get to install one with: install nginx, or set SERVERS_NGINX to its binary"
+  if [ "$(id -u)" -ne 0 ]; then
+    { command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; } ||
+      die "found no nginx (on PATH, at /usr/sbin/nginx), and installing it takes root: run 'apt-get install --no-install-recommends nginx-light' as root (or set SERVERS_NGINX to an nginx binary)"
+    as_root=(sudo -n)
+  fi
+  mkdir -p "$BUILD_DIR"
+  if command -v flock >/dev/null 2>&1; then
+    exec 7>"$BUILD_DIR/servers-nginx.lock"
+    flock -x -w 900 7 || die "timed out waiting for another servers.sh to finish installing nginx"
+    if find_nginx; then exec 7>&-; return 0; fi
+  fi
+  local apt=(${as_root[@]+"${as_root[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=300)
+  note "found no nginx; installing it from Debian's packages (apt-get update, then apt-get install)"
+  # (apt-get's output goes to stderr, as stdout is the export lines' in start mode; no lock fd is passed
+  # on, as it would stay held by a service the package starts)
+  "${apt[@]}" update </dev/null >&2 7>&- 8>&- 9>&- || die "apt-get update failed (see above)"
+  package=nginx-light
+  out=$(apt-cache policy nginx-light 2>/dev/null) || out=""
+  case $out in *"Candidate: (none)"*|"") package=nginx ;; esac
+  "${apt[@]}" install -y --no-install-recommends "$package" </dev/null >&2 7>&- 8>&- 9>&- ||
+    die "apt-get could not install $package (see above)"
+  exec 7>&-
+  find_nginx || die "installed Debian's $package, but found no nginx on PATH or at /usr/sbin/nginx"
+  note "installed $package in $((SECONDS - started)) s: $("$NGINX" -v 2>&1)"
+}
+
+# Makes this run's nginx folder: document root, temp folders' parent; the config is written at launch.
+# The person is 213 bytes of UTF-8, with no newline at the end.
+prepare_nginx_dir() {
+  rm -rf "$NGINX_DIR"
+  mkdir -p "$NGINX_DIR/html" "$NGINX_DIR/temp"
+  printf '%s' '{"id":42,"name":"Zoë Example","email":"zoe@example.com","age":34,"verified":true,"roles":["admin","editor"],"address":{"street":"12 Main St","city":"Springfield","zip":"12345"},"createdAt":"2024-01-15T09:30:00Z"}' \
+    >"$NGINX_DIR/html/person.json"
+  printf '%s' '{"ok":true}' >"$NGINX_DIR/html/limited.json"
+}
+
+# Writes nginx.conf for port $1. Its paths are relative to the prefix (-p), this run's folder, so the
+# folder's own path needs no quoting in it.
+write_nginx_conf() {
+  local user=""
+  # As root, nginx would run its worker as nobody, who may not be able to read this checkout.
+  [ "$(id -u)" -ne 0 ] || user="user $(id -un) $(id -gn);"
+  cat >"$NGINX_DIR/nginx.conf" <<EOF
+# Written by scripts/servers.sh for one run; relative paths are relative to this folder (nginx -p).
+$user
+worker_processes 1;
+pid nginx.pid;
+lock_file nginx.lock;
+error_log stderr notice;
+
+events {
+    worker_connections 1024;
+}
+
+http {
+    types {
+        application/json json;
+        text/plain txt;
+    }
+    default_type application/octet-stream;
+    access_log access.log combined buffer=32k flush=1s;
+    sendfile on;
+    keepalive_timeout 65;
+    keepalive_requests 100000;
+
+    client_body_temp_path temp/client_body;
+    proxy_temp_path temp/proxy;
+    fastcgi_temp_path temp/fastcgi;
+    uwsgi_temp_path temp/uwsgi;
+    scgi_temp_path temp/scgi;
+
+    limit_req_zone \$binary_remote_addr zone=burst:1m rate=20r/s;
+    limit_req_log_level notice;  # (a refusal is what /limited is for, not an error)
+
+    server {
+        listen 127.0.0.1:$1;
+        root html;
+
+        location = /health {
+            default_type text/plain;
+            return 200 'ok';
+        }
+
+        location = /person.json {
+        }
+
+        location = /limited {
+            limit_req zone=burst burst=10 nodelay;
+            limit_req_status 429;
+            add_header Retry-After 1 always;
+            default_type application/json;
+            # (the body comes from a file: a "return" would answer in the rewrite phase, before
+            # limit_req, which acts in the preaccess phase, has had its say)
+            try_files /limited.json =500;
+        }
+
+        location / {
+            return 404;
+        }
+    }
+}
+EOF
+}
+
 # --- the servers ----------------------------------------------------------------------------
 
 free_port() {  # (with Ctrl-C ignored: it is this script's to handle, not Python's to print a traceback for)
@@ -139,6 +293,7 @@ server_argv() {
                     --access-logfile - --error-logfile - httpbin:app) ;;
     1) SERVER_ARGV=("$VENV/bin/oidc-provider-mock" --host 127.0.0.1 --port "$2")
        [ -z "${OIDC_TOKEN_LIFETIME:-}" ] || SERVER_ARGV+=(--token-max-age "$OIDC_TOKEN_LIFETIME") ;;
+    2) SERVER_ARGV=("$NGINX" -p "$NGINX_DIR/" -c nginx.conf -e stderr -g 'daemon off;') ;;
   esac
 }
 
@@ -147,6 +302,7 @@ bound_marker() {
   case $1 in
     0) printf 'Listening at: http://127.0.0.1:%s (' "${SERVER_PORT[$1]}" ;;
     1) printf 'Uvicorn running on http://127.0.0.1:%s ' "${SERVER_PORT[$1]}" ;;
+    2) printf 'start worker processes' ;;  # (logged once it has bound the port its config names)
   esac
 }
 
@@ -158,6 +314,7 @@ launch_server() {
   local i=$1 port
   port=$(free_port)
   server_argv "$i" "$port"
+  [ "$i" -ne 2 ] || write_nginx_conf "$port"
   : >"${SERVER_LOG[$i]}"
   (
     cd "$VENV"
@@ -207,7 +364,7 @@ server_failed() {
   local i=$1
   printf 'servers.sh: error: %s %s. Last lines of %s:\n' "${SERVER_NAME[$i]}" "$2" "${SERVER_LOG[$i]}" >&2
   tail -n 25 "${SERVER_LOG[$i]}" | sed 's/^/    /' >&2
-  stop_servers KILL "$i"  # what is left of it never came up (the EXIT trap stops the other one)
+  stop_servers KILL "$i"  # what is left of it never came up (the EXIT trap stops the others)
   exit 1
 }
 
@@ -258,17 +415,20 @@ sys.exit(main())
 
 start_servers() {
   mkdir -p "$LOG_DIR"
-  # Fixed log names, unless another servers.sh in this checkout is running and writing them.
-  local suffix="" i status remaining
+  # Fixed log names and nginx folder, unless another servers.sh in this checkout is running and using
+  # them. (Without flock to tell, the nginx folder is always this run's own: another run would empty it.)
+  local suffix="" nginx_suffix="-$$" i status remaining
   if command -v flock >/dev/null 2>&1; then
     exec 8>"$LOG_DIR/.lock"
-    flock -n 8 || suffix="-$$"
+    if flock -n 8; then nginx_suffix=""; else suffix="-$$"; fi
   fi
-  for i in 0 1; do
+  NGINX_DIR=$NGINX_DIRS/run$nginx_suffix
+  prepare_nginx_dir
+  for i in "${!SERVER_NAME[@]}"; do
     SERVER_LOG[i]="$LOG_DIR/${SERVER_NAME[$i]}$suffix.log"
     launch_server "$i"
   done
-  for i in 0 1; do
+  for i in "${!SERVER_NAME[@]}"; do
     while :; do
       remaining=$(( SERVER_STARTED_AT[i] + READY_TIMEOUT - SECONDS ))
       [ "$remaining" -gt 0 ] || remaining=1
@@ -288,9 +448,10 @@ start_servers() {
       esac
     done
   done
-  export HTTPBIN_URL OIDC_ISSUER_URL
+  export HTTPBIN_URL OIDC_ISSUER_URL NGINX_URL
   HTTPBIN_URL=$(server_url 0)
   OIDC_ISSUER_URL=$(server_url 1)
+  NGINX_URL=$(server_url 2)
 }
 
 # --- running and stopping -------------------------------------------------------------------
@@ -360,7 +521,7 @@ on_exit() {
   set +e
   trap '' INT TERM HUP
   stop_child
-  stop_servers stop 0 1
+  stop_servers stop "${!SERVER_NAME[@]}"
   exit "$status"
 }
 
@@ -372,7 +533,8 @@ main() {
   case $command in
     install)
       [ $# -eq 0 ] || { usage >&2; exit 2; }
-      install_venv ;;
+      install_venv
+      install_nginx ;;
     run|start)
       if [ "$command" = run ]; then
         [ "${1:-}" != -- ] || shift
@@ -385,23 +547,26 @@ main() {
       is_seconds "$READY_TIMEOUT" ||
         die "SERVERS_READY_TIMEOUT must be a whole number of seconds > 0, not '$READY_TIMEOUT'"
       install_venv
+      install_nginx
       trap on_exit EXIT
       trap 'on_signal INT 130' INT
       trap 'on_signal TERM 143' TERM
       trap 'on_signal HUP 129' HUP
       start_servers
-      note "httpbin at $HTTPBIN_URL, oidc-provider-mock at $OIDC_ISSUER_URL" \
-        "(logs: ${SERVER_LOG[0]#"$ROOT"/}, ${SERVER_LOG[1]#"$ROOT"/})"
+      note "httpbin at $HTTPBIN_URL, oidc-provider-mock at $OIDC_ISSUER_URL, nginx at $NGINX_URL" \
+        "(logs: ${SERVER_LOG[0]#"$ROOT"/}, ${SERVER_LOG[1]#"$ROOT"/}, ${SERVER_LOG[2]#"$ROOT"/};" \
+        "nginx's folder: ${NGINX_DIR#"$ROOT"/})"
       if [ "$command" = start ]; then
-        printf 'export HTTPBIN_URL=%s\nexport OIDC_ISSUER_URL=%s\n' "$HTTPBIN_URL" "$OIDC_ISSUER_URL"
+        printf 'export HTTPBIN_URL=%s\nexport OIDC_ISSUER_URL=%s\nexport NGINX_URL=%s\n' \
+          "$HTTPBIN_URL" "$OIDC_ISSUER_URL" "$NGINX_URL"
         note "press Ctrl-C to stop"
         while :; do
-          for i in 0 1; do server_is_alive "$i" || server_failed "$i" "stopped unexpectedly"; done
+          for i in "${!SERVER_NAME[@]}"; do server_is_alive "$i" || server_failed "$i" "stopped unexpectedly"; done
           run_child helper sleep 1
         done
       fi
       run_child command "$@"
-      for i in 0 1; do
+      for i in "${!SERVER_NAME[@]}"; do
         server_is_alive "$i" || note "warning: ${SERVER_NAME[$i]} exited while the command ran; see ${SERVER_LOG[$i]}"
       done
       exit "$CHILD_STATUS" ;;

@@ -142,7 +142,9 @@ let finishTimes = await withTaskGroup(of: Duration.self, returning: [Duration].s
     for await time in group { times.append(time) }
     return times
 }
-let waves = finishTimes.sorted().map { String(format: "%.1f s", Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) }
+let waves = finishTimes.sorted().map {
+    String(format: "%.1f s", Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18)
+}
 print("   each takes 0.3 s; they finished at \(waves.joined(separator: ", "))")
 
 section(12, "Reset: requests arriving meanwhile are refused, then traffic resumes")

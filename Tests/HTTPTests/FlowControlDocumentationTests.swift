@@ -62,8 +62,21 @@ private struct RetryOnConflict: HTTPRetryStrategy {
         #expect(clock.requestedDurations == [.milliseconds(100), .milliseconds(200)])
     }
 
+    @Test func everySampleOfTheArticleIsInThisFile() throws {
+        typealias Check = DocumentationExamplesTests.SamplesMatchTheArticles
+        let article = Check.catalog.appendingPathComponent("FlowControl.md")
+        let samples = Check.swiftBlocks(in: try String(contentsOf: article, encoding: .utf8))
+        let source = Check.normalized(try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8))
+        #expect(samples.count >= 5)
+        for sample in samples {
+            #expect(
+                source.contains(Check.normalized(sample)), "FlowControl.md: this sample is not tested here:\n\(sample)")
+        }
+    }
+
     @Test func recommendedProductionChain() {
-        let production = ResetGuard()
+        let production =
+            ResetGuard()
             --> ApplyEnvironment(environment: ServerEnvironment(host: "api.example.com"))
             --> Retry()
             --> Throttle(maximumNumberOfRequests: 6)

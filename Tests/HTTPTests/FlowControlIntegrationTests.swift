@@ -44,7 +44,9 @@ struct RetryHTTPBinIntegrationTests {
         let chain = Retry() --> throttle --> recorder --> URLSessionLoader()
         let statuses = await withTaskGroup(of: HTTPStatus?.self, returning: [HTTPStatus?].self) { group in
             for _ in 0..<12 {
-                group.addTask { try? await chain.load(HTTPRequest(url: base.appendingPathComponent("/delay/0.2"))).get().status }
+                group.addTask {
+                    try? await chain.load(HTTPRequest(url: base.appendingPathComponent("/delay/0.2"))).get().status
+                }
             }
             return await group.reduce(into: []) { $0.append($1) }
         }

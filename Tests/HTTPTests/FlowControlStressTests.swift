@@ -42,7 +42,8 @@ private final class FlakyTerminal: HTTPLoader, @unchecked Sendable {
         let limit = 4
         let terminal = FlakyTerminal()
         let throttle = Throttle(maximumNumberOfRequests: limit)
-        let retry = Retry(strategy: Backoff.constant(delay: .microseconds(100), maximumNumberOfAttempts: 3), budget: nil)
+        let retry = Retry(
+            strategy: Backoff.constant(delay: .microseconds(100), maximumNumberOfAttempts: 3), budget: nil)
         let chain = retry --> throttle --> terminal
 
         let completions = Locked([Int](repeating: 0, count: count))

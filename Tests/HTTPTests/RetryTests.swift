@@ -14,7 +14,9 @@ import Testing
     }
 
     /// Loads `request` through `loader`, advancing the clock past every retry wait.
-    private func loadAdvancingClock(_ loader: HTTPLoader, _ request: HTTPRequest, step: Duration = .seconds(3600))
+    private func loadAdvancingClock(
+        _ loader: HTTPLoader, _ request: HTTPRequest, step: Duration = .seconds(3600)
+    )
         async -> HTTPResult
     {
         let load = Task { await loader.load(request) }
@@ -84,7 +86,8 @@ import Testing
         (.tooManyRequests, "X-RateLimit-Reset", "1795262445", .seconds(45)),  // a Unix time 45 s from now
         (.tooManyRequests, "X-RateLimit-Reset", "3", .seconds(3)),
     ])
-    func waitsAsLongAsTheServerAsks(status: HTTPStatus, header: String, value: String, expected: Duration) async throws {
+    func waitsAsLongAsTheServerAsks(status: HTTPStatus, header: String, value: String, expected: Duration) async throws
+    {
         let now = try #require(RetryAfter.httpDate("Sat, 21 Nov 2026 12:00:00 GMT"))
         #expect(now.timeIntervalSince1970 == 1_795_262_400)
         let mock = MockLoader().then(status: status, headers: [header: value]).then(status: .ok)
@@ -117,25 +120,30 @@ import Testing
 
     @Test func postIsNotRetriedUnlessItOptsIn() async {
         let failing = MockLoader().then(status: .serviceUnavailable).then(status: .ok)
-        let post = await loadAdvancingClock(retry(Backoff.immediately(maximumNumberOfAttempts: 3)) --> failing, request(.post))
+        let post = await loadAdvancingClock(
+            retry(Backoff.immediately(maximumNumberOfAttempts: 3)) --> failing, request(.post))
         #expect(post.response?.status == .serviceUnavailable)
         #expect(failing.receivedRequests.count == 1)
 
         var keyed = request(.post)
         keyed.idempotencyKey = "order-42"
         let withKey = MockLoader().then(status: .serviceUnavailable).then(status: .ok)
-        let keyedResult = await loadAdvancingClock(retry(Backoff.immediately(maximumNumberOfAttempts: 3)) --> withKey, keyed)
+        let keyedResult = await loadAdvancingClock(
+            retry(Backoff.immediately(maximumNumberOfAttempts: 3)) --> withKey, keyed)
         #expect(keyedResult.response?.status == .ok)
         #expect(withKey.receivedRequests.map { $0.headers["Idempotency-Key"] } == ["order-42", "order-42"])
 
         var asserted = request(.patch)
         asserted.isIdempotent = true
         let optedIn = MockLoader().then(failWith: .cannotConnect).then(status: .ok)
-        let assertedResult = await loadAdvancingClock(retry(Backoff.immediately(maximumNumberOfAttempts: 3)) --> optedIn, asserted)
+        let assertedResult = await loadAdvancingClock(
+            retry(Backoff.immediately(maximumNumberOfAttempts: 3)) --> optedIn, asserted)
         #expect(assertedResult.response?.status == .ok)
     }
 
-    @Test(arguments: [HTTPError.Code.cancelled, .resetInProgress, .invalidRequest, .insecureConnection, .cannotAuthenticate])
+    @Test(arguments: [
+        HTTPError.Code.cancelled, .resetInProgress, .invalidRequest, .insecureConnection, .cannotAuthenticate,
+    ])
     func neverRetriesFailuresThatAreNotTransient(code: HTTPError.Code) async {
         var strategy = Backoff.immediately(maximumNumberOfAttempts: 3)
         strategy.retryableCodes.insert(code)  // even when listed, the first three are never retried
@@ -145,21 +153,24 @@ import Testing
         #expect(mock.receivedRequests.count == expectedAttempts)
 
         let standard = MockLoader().then(failWith: code).then(status: .ok)
-        let result = await loadAdvancingClock(retry(Backoff.immediately(maximumNumberOfAttempts: 3)) --> standard, request())
+        let result = await loadAdvancingClock(
+            retry(Backoff.immediately(maximumNumberOfAttempts: 3)) --> standard, request())
         #expect(result.error?.code == code)
     }
 
     @Test(arguments: [408, 429, 500, 502, 503, 504])
     func retriesTransientStatuses(code: Int) async {
         let mock = MockLoader().then(status: HTTPStatus(rawValue: code)).then(status: .ok)
-        let result = await loadAdvancingClock(retry(Backoff.immediately(maximumNumberOfAttempts: 2)) --> mock, request())
+        let result = await loadAdvancingClock(
+            retry(Backoff.immediately(maximumNumberOfAttempts: 2)) --> mock, request())
         #expect(result.response?.status == .ok)
     }
 
     @Test(arguments: [400, 401, 404, 501])
     func doesNotRetryOtherStatuses(code: Int) async {
         let mock = MockLoader().then(status: HTTPStatus(rawValue: code)).then(status: .ok)
-        let result = await loadAdvancingClock(retry(Backoff.immediately(maximumNumberOfAttempts: 2)) --> mock, request())
+        let result = await loadAdvancingClock(
+            retry(Backoff.immediately(maximumNumberOfAttempts: 2)) --> mock, request())
         #expect(result.response?.status.rawValue == code)
     }
 
@@ -232,7 +243,8 @@ import Testing
     private func run(retryFirst: Bool) async -> [String] {
         let clock = ManualClock()
         let gate = GateLoader()
-        let retry = Retry(strategy: Backoff.constant(delay: .seconds(1), maximumNumberOfAttempts: 3), budget: nil, clock: clock)
+        let retry = Retry(
+            strategy: Backoff.constant(delay: .seconds(1), maximumNumberOfAttempts: 3), budget: nil, clock: clock)
         let throttle = Throttle(maximumNumberOfRequests: 1)
         let chain: HTTPLoader = retryFirst ? (retry --> throttle --> gate) : (throttle --> retry --> gate)
         let a = Task { await chain.load(HTTPRequest(host: "example.com", path: "/A")) }

@@ -1,4 +1,3 @@
-
 /// A link in a chain of loaders that together turn an ``HTTPRequest`` into an ``HTTPResult``.
 ///
 /// Each loader does one thing — fill in the server environment, add credentials, retry, throttle — and

@@ -1,4 +1,3 @@
-
 /// Counts the loads a terminal loader is running so that its reset can wait until they have all finished.
 ///
 /// `reset` contracts say "returns once the chain has quiesced"; a terminal uses this to keep that promise:

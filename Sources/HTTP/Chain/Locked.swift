@@ -21,11 +21,11 @@ import Android
 /// act — resume continuations, call other loaders — after it returns.
 // Safety: `state` is read and written only inside `withLock`, between pthread_mutex_lock and
 // pthread_mutex_unlock on `mutex`, which is allocated once and never moves.
-final class Locked<State>: @unchecked Sendable {
+package final class Locked<State>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var state: State
 
-    init(_ initialState: State) {
+    package init(_ initialState: State) {
         state = initialState
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -41,7 +41,7 @@ final class Locked<State>: @unchecked Sendable {
 
     /// Runs `body` with exclusive access to the state.
     @inline(__always) @discardableResult
-    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state)
@@ -50,5 +50,5 @@ final class Locked<State>: @unchecked Sendable {
 
 extension Locked where State: Sendable {
     /// A copy of the state.
-    var value: State { withLock { $0 } }
+    package var value: State { withLock { $0 } }
 }

@@ -61,8 +61,10 @@ public struct Backoff: HTTPRetryStrategy, Hashable {
         maximumNumberOfAttempts: Int,
         maximumDelay: Duration = .seconds(30),
         jitter: Jitter = .none,
-        retryableStatuses: Set<HTTPStatus> = [.requestTimeout, .tooManyRequests, .internalServerError, .badGateway,
-            .serviceUnavailable, .gatewayTimeout],
+        retryableStatuses: Set<HTTPStatus> = [
+            .requestTimeout, .tooManyRequests, .internalServerError, .badGateway,
+            .serviceUnavailable, .gatewayTimeout,
+        ],
         retryableCodes: Set<HTTPError.Code> = [.cannotConnect, .timedOut],
         maximumRetryAfter: Duration = .seconds(60)
     ) {
@@ -79,7 +81,8 @@ public struct Backoff: HTTPRetryStrategy, Hashable {
         guard context.attempt < maximumNumberOfAttempts else { return .doNotRetry }
         switch result {
         case .failure(let error):
-            guard retryableCodes.contains(error.code), ![.cancelled, .resetInProgress, .invalidRequest].contains(error.code)
+            guard retryableCodes.contains(error.code),
+                ![.cancelled, .resetInProgress, .invalidRequest].contains(error.code)
             else { return .doNotRetry }
             return .retry(after: delay(afterAttempt: context.attempt))
         case .success(let response):
@@ -123,7 +126,9 @@ extension HTTPRetryStrategy where Self == Backoff {
     }
 
     /// Retries after the same delay each time.
-    public static func constant(delay: Duration, maximumNumberOfAttempts: Int, jitter: Backoff.Jitter = .none) -> Backoff {
+    public static func constant(
+        delay: Duration, maximumNumberOfAttempts: Int, jitter: Backoff.Jitter = .none
+    ) -> Backoff {
         Backoff(schedule: .constant(delay), maximumNumberOfAttempts: maximumNumberOfAttempts, jitter: jitter)
     }
 

@@ -105,7 +105,8 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
                     HTTPError(
                         .resetInProgress,
                         request: attempt,
-                        message: "the retry after attempt \(attemptNumber) was abandoned because the chain is resetting",
+                        message:
+                            "the retry after attempt \(attemptNumber) was abandoned because the chain is resetting",
                         response: result.successResponse
                     )
                 )
@@ -114,7 +115,9 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
     }
 
     /// How long to wait before the next attempt, or `nil` to return `result`.
-    private func retryDelay(for result: HTTPResult, of attempt: HTTPRequest, strategy: any HTTPRetryStrategy)
+    private func retryDelay(
+        for result: HTTPResult, of attempt: HTTPRequest, strategy: any HTTPRetryStrategy
+    )
         -> Duration?
     {
         if case .failure(let error) = result, [.cancelled, .resetInProgress, .invalidRequest].contains(error.code) {

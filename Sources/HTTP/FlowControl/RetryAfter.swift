@@ -91,7 +91,8 @@ public enum RetryAfter {
 
     private static func clock(_ text: String) -> [Int]? {
         let values = text.split(separator: ":").compactMap { Int($0) }
-        guard values.count == 3, (0..<24).contains(values[0]), (0..<60).contains(values[1]), (0...60).contains(values[2])
+        guard values.count == 3, (0..<24).contains(values[0]), (0..<60).contains(values[1]),
+            (0...60).contains(values[2])
         else { return nil }
         return values
     }

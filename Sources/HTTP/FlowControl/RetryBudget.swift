@@ -1,4 +1,3 @@
-
 /// Limits retries to a fraction of traffic, so that a failing server gets a trickle of retries rather than
 /// a multiple of its normal load.
 ///

@@ -1,4 +1,3 @@
-
 /// A loader that lets at most ``maximumNumberOfRequests`` requests run downstream at once; the rest wait.
 ///
 /// ```swift
@@ -153,7 +152,8 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
 
     /// Frees a slot and hands it on.
     private func release() {
-        let (admitted, idle) = state.withLock { state -> ([CheckedContinuation<Admission, Never>], [CheckedContinuation<Void, Never>]) in
+        let (admitted, idle) = state.withLock {
+            state -> ([CheckedContinuation<Admission, Never>], [CheckedContinuation<Void, Never>]) in
             state.running -= 1
             let admitted = Self.admitWaiters(&state, starvationLimit: starvationLimit)
             guard state.running == 0, !state.idleWaiters.isEmpty else { return (admitted, []) }
@@ -166,13 +166,17 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
 
     /// Picks waiters for every free slot, by the rule in the type's documentation; the caller resumes them
     /// after unlocking.
-    private static func admitWaiters(_ state: inout State, starvationLimit: Int) -> [CheckedContinuation<Admission, Never>] {
+    private static func admitWaiters(
+        _ state: inout State, starvationLimit: Int
+    ) -> [CheckedContinuation<Admission, Never>] {
         var admitted: [CheckedContinuation<Admission, Never>] = []
         while state.running < state.limit, !state.waiters.isEmpty {
             var heads: [UInt64?] = []
             for lane in state.lanes.indices { heads.append(state.lanes[lane].first(liveIn: state.waiters)) }
             guard let highest = heads.indices.last(where: { heads[$0] != nil }) else { break }
-            let starved = heads.indices.first { $0 < highest && heads[$0] != nil && state.lanes[$0].skips >= starvationLimit }
+            let starved = heads.indices.first {
+                $0 < highest && heads[$0] != nil && state.lanes[$0].skips >= starvationLimit
+            }
             let chosen = starved ?? highest
             for lane in heads.indices where lane != chosen && lane < highest && heads[lane] != nil {
                 state.lanes[lane].skips += 1

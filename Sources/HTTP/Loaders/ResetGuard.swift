@@ -1,4 +1,3 @@
-
 /// A loader that refuses requests while the chain below it resets, and lets one reset through at a time.
 ///
 /// While a reset runs, every load fails at once with ``HTTPError/Code/resetInProgress``. A second

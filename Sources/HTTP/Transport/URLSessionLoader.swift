@@ -1,4 +1,3 @@
-
 #if canImport(FoundationNetworking)
 import Foundation
 #else

@@ -1,0 +1,53 @@
+public import HTTP
+
+/// Sends typed ``Request``s through a loader chain and hands back decoded values.
+///
+/// The connection is the layer app code talks to. It turns a ``Request`` into an ``HTTP/HTTPRequest``,
+/// sends it through whatever chain it was built over, and decodes the response — or throws:
+///
+/// ```swift
+/// let connection = Connection(loader: ApplyEnvironment(environment: .production) --> URLSessionLoader())
+/// let person = try await connection.request(.person(42))
+/// ```
+///
+/// It throws ``HTTP/HTTPError`` when no response arrived (cancelled, cannot connect, timed out, …),
+/// ``ResponseError`` when the status is not accepted or the body does not decode, and ``ServerError`` when
+/// the request decodes error bodies. In tests, build it over a `MockLoader`.
+public final class Connection: Sendable {
+    /// The chain requests go through.
+    public let loader: HTTPLoader
+
+    /// Creates a connection over a loader chain.
+    public init(loader: HTTPLoader) {
+        self.loader = loader
+    }
+
+    /// Sends `request` and returns its decoded value.
+    ///
+    /// Cancelling the calling task cancels the request.
+    public func request<Response>(_ request: Request<Response>) async throws -> sending Response {
+        switch await loader.load(request.underlyingRequest) {
+        case .success(let response): return try request.decode(response)
+        case .failure(let error): throw error
+        }
+    }
+
+    /// Sends `request` and calls `completion` exactly once with the decoded value or the error.
+    ///
+    /// - Returns: A handle whose `cancel()` completes the request at once with ``HTTP/HTTPError/Code/cancelled``.
+    @discardableResult
+    public func request<Response: Sendable>(
+        _ request: Request<Response>,
+        completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+    ) -> HTTPTask {
+        loader.load(request.underlyingRequest) { result in
+            completion(
+                result.mapError { $0 as any Error }.flatMap { response in Result { try request.decode(response) } })
+        }
+    }
+
+    /// Resets the chain — for a chain with authentication, this logs out.
+    public func reset() async {
+        await loader.reset()
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import HTTP
+import HTTPConnection
+import Testing
+
+@Suite struct ConnectionTests {
+    @Test func requestsAndDecodesThroughTheChain() async throws {
+        let mock = MockLoader().then(status: .ok, body: json(#"{"id":42,"name":"Zoë"}"#))
+        let connection = Connection(loader: ApplyEnvironment(environment: .test) --> mock)
+        let person = try await connection.request(.person(42))
+        #expect(person == Person(id: 42, name: "Zoë"))
+        #expect(mock.receivedRequests.first?.url?.absoluteString == "https://api.example.com/v1/people/42")
+    }
+
+    @Test func transportFailuresAreThrownAsHTTPErrors() async {
+        let connection = Connection(loader: MockLoader().then(failWith: .cannotConnect))
+        await #expect(throws: HTTPError.self) { try await connection.request(.person(1)) }
+        let error = await #expect(throws: HTTPError.self) {
+            try await Connection(loader: MockLoader()).request(.person(1))
+        }
+        #expect(error?.code == .cannotConnect)
+    }
+
+    @Test func statusAndDecodingFailuresAreThrownAsResponseErrors() async {
+        let connection = Connection(loader: MockLoader().then(status: .notFound).then(status: .ok, body: json("{}")))
+        let status = await #expect(throws: ResponseError.self) { try await connection.request(.person(1)) }
+        #expect(status?.kind == .unacceptableStatus)
+        let decoding = await #expect(throws: ResponseError.self) { try await connection.request(.person(1)) }
+        #expect(decoding?.kind == .undecodable)
+    }
+
+    @Test func cancellingTheTaskCancelsTheRequest() async {
+        let mock = MockLoader().then { request in
+            try? await Task.sleep(for: .seconds(30))
+            return .success(HTTPResponse(request: request))
+        }
+        let connection = Connection(loader: mock)
+        let call = Task { try await connection.request(.person(1)) }
+        while mock.receivedRequests.isEmpty { await Task.yield() }
+        call.cancel()
+        let result = await call.result
+        #expect((result.error as? HTTPError)?.code == .cancelled)
+    }
+
+    @Test func theCompletionAPICompletesExactlyOnce() async throws {
+        let connection = Connection(loader: MockLoader().then(status: .ok, body: json(#"{"id":3,"name":"C"}"#)))
+        let results = Box<[Result<Person, any Error>]>([])
+        await withCheckedContinuation { continuation in
+            connection.request(.person(3)) { result in
+                results.withLock { $0.append(result) }
+                continuation.resume()  // a second call would trap
+            }
+        }
+        #expect(results.withLock { $0.count } == 1)
+        #expect(try results.withLock { try $0[0].get() } == Person(id: 3, name: "C"))
+    }
+
+    @Test func theHandleCancelsAtOnce() async {
+        let mock = MockLoader().then { request in
+            try? await Task.sleep(for: .seconds(30))
+            return .success(HTTPResponse(request: request))
+        }
+        let connection = Connection(loader: mock)
+        let results = Box<[Result<Person, any Error>]>([])
+        let task = connection.request(.person(1)) { result in results.withLock { $0.append(result) } }
+        while mock.receivedRequests.isEmpty { await Task.yield() }
+        task.cancel()
+        #expect(results.withLock { $0.count } == 1)
+        #expect((results.withLock { $0.first?.error } as? HTTPError)?.code == .cancelled)
+        await mock.reset()
+        #expect(results.withLock { $0.count } == 1)
+    }
+
+    @Test func resetPassesThroughToTheChain() async throws {
+        let mock = MockLoader().then { request in
+            try? await Task.sleep(for: .milliseconds(20))
+            return .success(HTTPResponse(request: request, status: .ok, body: json(#"{"id":1,"name":"A"}"#)))
+        }
+        let guardLoader = ResetGuard()
+        let connection = Connection(loader: guardLoader --> mock)
+        let call = Task { try await connection.request(.person(1)) }
+        while mock.receivedRequests.isEmpty { await Task.yield() }
+        await connection.reset()  // returns once the handler running in the mock has returned
+        #expect(try await call.value.id == 1)
+    }
+}
+
+extension Result {
+    var error: Failure? {
+        if case .failure(let error) = self { error } else { nil }
+    }
+}
+
+@Suite(.enabled(if: httpbinURL != nil, "needs HTTPBIN_URL: run through scripts/test.sh"))
+struct ConnectionEndToEndTests {
+    struct Slideshow: Decodable, Sendable {
+        struct Show: Decodable, Sendable {
+            var title: String
+            var slides: [Slide]
+        }
+        struct Slide: Decodable, Sendable { var title: String }
+        var slideshow: Show
+    }
+
+    @Test func decodesARealResponseThroughTheFullChain() async throws {
+        let environment = try #require(ServerEnvironment(baseURL: httpbinURL!))
+        let chain =
+            ResetGuard() --> ApplyEnvironment(environment: environment) --> Retry()
+            --> Throttle(maximumNumberOfRequests: 4) --> URLSessionLoader()
+        let connection = Connection(loader: chain)
+        let slides = try await connection.request(Request<Slideshow>(underlyingRequest: HTTPRequest(path: "/json")))
+        #expect(slides.slideshow.title == "Sample Slide Show")
+        #expect(!slides.slideshow.slides.isEmpty)
+        let missing = await #expect(throws: ResponseError.self) {
+            try await connection.request(Request<Slideshow>(underlyingRequest: HTTPRequest(path: "/status/404")))
+        }
+        #expect(missing?.status == .notFound)
+    }
+}
