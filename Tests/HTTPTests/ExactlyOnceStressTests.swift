@@ -94,7 +94,7 @@ private final class RandomLatencyTerminal: HTTPLoader, @unchecked Sendable {
                 let task = chain.load(request, completion: finish)
                 handles.append((request.id, { task.cancel() }))
             } else {
-                let task = Task { finish(await chain.load(request)) }
+                let task = Task(priority: .low) { finish(await chain.load(request)) }
                 handles.append((request.id, { task.cancel() }))
             }
         }

@@ -52,7 +52,7 @@ private final class FlakyTerminal: HTTPLoader, @unchecked Sendable {
             await withTaskGroup(of: Void.self) { group in
                 var loads: [Task<Void, Never>] = []
                 for index in 0..<count {
-                    let load = Task {
+                    let load = Task(priority: .low) {  // low: latency-sensitive tests run alongside
                         var request = HTTPRequest(host: "example.com", path: "/\(index)")
                         request.throttlePriority = ThrottlePriority.allCases.randomElement()!
                         let result = await chain.load(request)

@@ -134,7 +134,7 @@ struct URLSessionLoaderIntegrationTests {
     }
 
     @Test func cancellingTheTaskCancelsTheRequestAtOnce() async throws {
-        let load = Task { await loader.load(request("/delay/5")) }
+        let load = Task(priority: .high) { await loader.load(request("/delay/5")) }
         try await Task.sleep(for: .milliseconds(100))
         let cancelledAt = ContinuousClock.now
         load.cancel()
