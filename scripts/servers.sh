@@ -39,6 +39,8 @@
 #     stays root, as nobody, nginx's default, may not read a checkout under /root)
 #     GET /health       200 "ok" (text/plain)
 #     GET /person.json  200, a static 213-byte JSON person (application/json), for the benchmarks
+#     GET /people/42    the same person, for the demo's typed requests; /people/<other id> is a 404 with a
+#                       JSON problem body ({"code":"not_found","message":…})
 #     GET /limited      200 {"ok":true} (application/json), limited to 20 requests/s with a burst of 10
 #                       (limit_req burst=10 nodelay): beyond that 429 at once; all clients share one
 #                       budget, as all come from 127.0.0.1; both answers carry "Retry-After: 1"
@@ -259,6 +261,17 @@ http {
         }
 
         location = /person.json {
+        }
+
+        # The demo's typed API: person 42 exists, every other id is a JSON problem with a 404.
+        location = /people/42 {
+            default_type application/json;
+            try_files /person.json =500;
+        }
+
+        location ~ ^/people/[0-9]+\$ {
+            default_type application/json;
+            return 404 '{"code":"not_found","message":"There is no such person"}';
         }
 
         location = /limited {

@@ -3,16 +3,48 @@
 // Run it with `scripts/demo.sh`, which starts the local servers and sets HTTPBIN_URL.
 import Foundation
 import HTTP
+import HTTPConnection
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-guard let base = ProcessInfo.processInfo.environment["HTTPBIN_URL"].flatMap(URL.init(string:)),
-    let httpbin = ServerEnvironment(baseURL: base, headers: ["X-API-Key": "demo-key-123"])
+let environment = ProcessInfo.processInfo.environment
+guard let base = environment["HTTPBIN_URL"].flatMap(URL.init(string:)),
+    let httpbin = ServerEnvironment(baseURL: base, headers: ["X-API-Key": "demo-key-123"]),
+    let api = environment["NGINX_URL"].flatMap(URL.init(string:)).flatMap({ ServerEnvironment(baseURL: $0) })
 else {
-    print("HTTPBIN_URL is not set. Run the demo with scripts/demo.sh, which starts a local httpbin.")
+    print("HTTPBIN_URL and NGINX_URL are not set. Run the demo with scripts/demo.sh, which starts local servers.")
     exit(1)
+}
+
+print(
+    "HTTP loader chain demo — local servers: httpbin at \(base.absoluteString), an API (nginx) at \(api.host):\(api.port ?? 80)"
+)
+print("(→ request sent, ← response received, ✕ failed: lines written by PrintLoader)")
+
+section(1, "What app code writes: let person = try await connection.request(.person(42))")
+let production = AppEnvironment.production(api).makeConnection { print("   \($0)") }
+do {
+    let person = try await production.request(.person(42))
+    print("   ✓ decoded Person: \(person.name) <\(person.email)> from \(person.address.city)")
+} catch {
+    print("   ✗ \(error)")
+}
+
+section(2, "A 404 with a typed error body becomes ServerError<APIProblem>")
+do {
+    _ = try await production.request(.person(7))
+} catch let error as ServerError<APIProblem> {
+    print("   ✓ caught ServerError<APIProblem>: \(error.response.status) — \(error.body.message)")
+} catch {
+    print("   ✗ unexpected: \(error)")
+}
+
+section(3, "Environments: the same call against an in-memory development backend")
+let development = AppEnvironment.development.makeConnection { print("   \($0)") }
+if let person = try? await development.request(.person(42)) {
+    print("   ✓ \(person.name) — switching environments is choosing which chain the Connection wraps")
 }
 
 // The chain: relative requests go to the httpbin environment, get a User-Agent, are logged (secrets
@@ -28,18 +60,17 @@ let chain =
     --> PrintLoader(redaction: .standard.adding("X-API-Key")) { print("   \($0)") }
     --> URLSessionLoader()
 
-print("HTTP loader chain demo against httpbin at \(base.absoluteString)")
+print("\nThe HTTP layer underneath, against httpbin:")
 print("chain: ResetGuard --> ApplyEnvironment --> ModifyRequest --> PrintLoader --> URLSessionLoader")
-print("(→ request sent, ← response received, ✕ failed: lines written by PrintLoader)")
 
-section(1, "A relative request: the environment supplies host, port and API key")
+section(4, "A relative request: the environment supplies host, port and API key")
 show(await chain.load(HTTPRequest(path: "/headers"))) { response in
     let headers = json(response)["headers"] as? [String: String] ?? [:]
     return
         "\(response.status); server saw X-API-Key=\(headers["X-Api-Key"] ?? "-"), User-Agent=\(headers["User-Agent"] ?? "-")"
 }
 
-section(2, "A JSON body, echoed back")
+section(5, "A JSON body, echoed back")
 struct NewPerson: Codable, Sendable {
     var name: String
     var languages: [String]
@@ -52,16 +83,16 @@ show(
         .replacingOccurrences(of: "\n", with: " ")
 }
 
-section(3, "A 404 is a response, not an error")
+section(6, "A 404 is a response, not an error")
 show(await chain.load(HTTPRequest(path: "/status/404"))) {
     "status \($0.status) — the connection layer decides what it means"
 }
 
-section(4, "Bad input fails before anything is sent")
+section(7, "Bad input fails before anything is sent")
 show(await chain.load(HTTPRequest(path: "/headers", headers: ["X-Note": "hello\r\nX-Injected: evil"])))
 show(await chain.load(HTTPRequest(method: .post, path: "/anything", body: JSONBody(["ratio": Double.nan]))))
 
-section(5, "Credentials never follow a redirect to another origin")
+section(8, "Credentials never follow a redirect to another origin")
 var redirect = HTTPRequest(url: base.appendingPathComponent("/redirect-to"))
 redirect.host = "localhost"  // localhost → 127.0.0.1 is a different origin
 redirect.query = [URLQueryItem(name: "url", value: base.appendingPathComponent("/headers").absoluteString)]
@@ -75,7 +106,7 @@ var noFollow = HTTPRequest(path: "/redirect/1")
 noFollow.redirectPolicy = .doNotFollow
 show(await chain.load(noFollow)) { "\($0.status) with Location: \($0[header: "Location"] ?? "-") (not followed)" }
 
-section(6, "Cancelling the task cancels the request at once")
+section(9, "Cancelling the task cancels the request at once")
 let start = ContinuousClock.now
 let slow = Task { await chain.load(HTTPRequest(path: "/delay/5")) }
 try? await Task.sleep(for: .milliseconds(100))
@@ -83,12 +114,12 @@ slow.cancel()
 show(await slow.value)
 print("   finished after \(ContinuousClock.now - start) (the server would have taken 5 s)")
 
-section(7, "A per-request timeout")
+section(10, "A per-request timeout")
 var impatient = HTTPRequest(path: "/delay/3")
 impatient.timeout = .seconds(1)
 show(await chain.load(impatient))
 
-section(8, "The completion-handler API, with a cancellable HTTPTask")
+section(11, "The completion-handler API, with a cancellable HTTPTask")
 await withCheckedContinuation { continuation in
     let task = chain.load(HTTPRequest(path: "/get")) { result in
         show(result) { "completion handler called once: \($0.status)" }
@@ -97,7 +128,7 @@ await withCheckedContinuation { continuation in
     print("   started task \(task.id.uuidString.prefix(8))")
 }
 
-section(9, "Reproduce a request with cURL (secrets redacted)")
+section(12, "Reproduce a request with cURL (secrets redacted)")
 let login = HTTPRequest(
     method: .post,
     url: base.appendingPathComponent("/anything/login"),
@@ -106,7 +137,7 @@ let login = HTTPRequest(
 )
 print(login.cURLCommand().split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
 
-section(10, "A retried failure: /status/503, exponential backoff, three attempts")
+section(13, "A retried failure: /status/503, exponential backoff, three attempts")
 // No retry budget here: the default one would stop retrying after five failures in a row, which is what it is
 // for when a real server is down.
 let retrying =
@@ -125,7 +156,7 @@ show(await retrying.load(payment)) { "a POST is not retried: \($0.request.attemp
 payment.idempotencyKey = "demo-payment-1"
 show(await retrying.load(payment)) { "with an Idempotency-Key it is: \($0.request.attemptNumber) attempts" }
 
-section(11, "Throttled concurrent requests: eight requests, at most three at a time")
+section(14, "Throttled concurrent requests: eight requests, at most three at a time")
 let throttle = Throttle(maximumNumberOfRequests: 3)
 let throttled = ApplyEnvironment(environment: httpbin) --> throttle --> URLSessionLoader()
 let throttleStart = ContinuousClock.now
@@ -147,7 +178,7 @@ let waves = finishTimes.sorted().map {
 }
 print("   each takes 0.3 s; they finished at \(waves.joined(separator: ", "))")
 
-section(12, "Reset: requests arriving meanwhile are refused, then traffic resumes")
+section(15, "Reset: requests arriving meanwhile are refused, then traffic resumes")
 let inFlight = Task { await chain.load(HTTPRequest(path: "/delay/1")) }
 try? await Task.sleep(for: .milliseconds(100))
 let reset = Task { await chain.reset() }  // waits for the request in flight to finish
