@@ -4,14 +4,15 @@
 #   1. `swift format lint --strict` and a debug build of every target with warnings treated as errors;
 #   2. unit and integration tests against real local servers (scripts/servers.sh starts httpbin and an
 #      OpenID Connect provider on 127.0.0.1 and stops them afterwards);
-#   3. the same suite again, built with ThreadSanitizer, with TSAN_OPTIONS=halt_on_error=1 so that any
+#   3. the DocC catalogs, built with warnings as errors so that every symbol link resolves;
+#   4. the same suite again, built with ThreadSanitizer, with TSAN_OPTIONS=halt_on_error=1 so that any
 #      race report aborts the run.
 #
 # Exits non-zero on any failed test, any formatting or compiler warning, any ThreadSanitizer report, a server that
 # does not start, or a run in which no test executed. HTTP_REQUIRE_SERVERS=1 makes a missing server a
 # test failure rather than a skip.
 #
-# Options (environment): SKIP_TSAN=1 skips step 3 for a quick local run; CI never sets it.
+# Options (environment): SKIP_TSAN=1 skips step 4 for a quick local run; CI never sets it.
 set -euo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -62,6 +63,23 @@ step "debug build, warnings as errors"
 swift build --build-tests -Xswiftc -warnings-as-errors
 
 run_suite unit-and-integration
+
+step "documentation: every DocC catalog builds without a warning (symbol links resolve)"
+SYMBOLS=$ROOT/.build-docs/symbol-graphs
+rm -rf "$SYMBOLS" && mkdir -p "$SYMBOLS"
+swift build --scratch-path .build-docs -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$SYMBOLS"
+for catalog in Sources/*/*.docc; do
+  module=$(basename "$(dirname "$catalog")")
+  graphs=$ROOT/.build-docs/graphs-$module
+  rm -rf "$graphs" && mkdir -p "$graphs"
+  cp "$SYMBOLS/$module".symbols.json "$graphs/"
+  cp "$SYMBOLS/$module"@*.symbols.json "$graphs/" 2>/dev/null || true
+  docc convert "$catalog" --additional-symbol-graph-dir "$graphs" --fallback-display-name "$module" \
+    --fallback-bundle-identifier "$module" --output-path "$ROOT/.build-docs/$module.doccarchive" \
+    --warnings-as-errors >"$LOG_DIR/docc-$module.log" 2>&1 \
+    || { cat "$LOG_DIR/docc-$module.log" >&2; fail "documentation: $catalog has warnings"; }
+  echo "$catalog: no warnings"
+done
 
 if [ "${SKIP_TSAN:-0}" != "1" ]; then
   step "ThreadSanitizer build, warnings as errors"

@@ -2,7 +2,7 @@ public import HTTP
 
 /// Sends typed ``Request``s through a loader chain and hands back decoded values.
 ///
-/// The connection is the layer app code talks to. It turns a ``Request`` into an ``HTTP/HTTPRequest``,
+/// The connection is the layer app code talks to. It turns a ``Request`` into an `HTTPRequest`,
 /// sends it through whatever chain it was built over, and decodes the response — or throws:
 ///
 /// ```swift
@@ -10,7 +10,7 @@ public import HTTP
 /// let person = try await connection.request(.person(42))
 /// ```
 ///
-/// It throws ``HTTP/HTTPError`` when no response arrived (cancelled, cannot connect, timed out, …),
+/// It throws `HTTPError` when no response arrived (cancelled, cannot connect, timed out, …),
 /// ``ResponseError`` when the status is not accepted or the body does not decode, and ``ServerError`` when
 /// the request decodes error bodies. In tests, build it over a `MockLoader`.
 public final class Connection: Sendable {
@@ -34,7 +34,7 @@ public final class Connection: Sendable {
 
     /// Sends `request` and calls `completion` exactly once with the decoded value or the error.
     ///
-    /// - Returns: A handle whose `cancel()` completes the request at once with ``HTTP/HTTPError/Code/cancelled``.
+    /// - Returns: A handle whose `cancel()` completes the request at once with `HTTPError.Code.cancelled`.
     @discardableResult
     public func request<Response: Sendable>(
         _ request: Request<Response>,

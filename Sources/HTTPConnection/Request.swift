@@ -1,7 +1,7 @@
 public import Foundation
 public import HTTP
 
-/// An ``HTTP/HTTPRequest`` together with how to turn its response into a `Response` value.
+/// An `HTTPRequest` together with how to turn its response into a `Response` value.
 ///
 /// A request knows which statuses it accepts (2xx by default), how to decode its body, and optionally how to
 /// decode the error body a server sends with other statuses. ``Connection`` sends it and hands back the

@@ -3,13 +3,6 @@ import HTTP
 import HTTPConnection
 import Testing
 
-// The documented pattern: conditional static constructors, so call sites read `.person(42)`.
-extension Request where Response == Person {
-    static func person(_ id: Int) -> Request<Person> {
-        Request(underlyingRequest: HTTPRequest(path: "/people/\(id)"))
-    }
-}
-
 @Suite struct RequestTests {
     private func response(_ status: HTTPStatus, _ body: String = "", headers: HTTPHeaders = [:]) -> HTTPResponse {
         HTTPResponse(

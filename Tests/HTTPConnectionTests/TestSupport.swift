@@ -13,15 +13,7 @@ extension Box where Value: Sendable {
     var value: Value { withLock { $0 } }
 }
 
-struct Person: Codable, Sendable, Equatable {
-    var id: Int
-    var name: String
-}
-
-struct APIProblem: Decodable, Sendable, Equatable {
-    var code: String
-    var message: String
-}
+// `Person`, `APIProblem` and `Request.person(_:)` are the documentation's own, in DocumentationTests.swift.
 
 extension ServerEnvironment {
     static let test = ServerEnvironment(host: "api.example.com", pathPrefix: "/v1")
