@@ -162,6 +162,25 @@ struct URLSessionLoaderIntegrationTests {
         let alphabet = Array("abcdefghijklmnopqrstuvwxyz".utf8)
         #expect(response.body.count == size)
         #expect(response.body == Data((0..<size).map { alphabet[$0 % 26] }))
+
+        // /bytes/1048576 is served capped at 100 KiB: every byte the server declares arrives.
+        let bytes = try await loader.load(request("/bytes/1048576")).get()
+        #expect(bytes.body.count == 102_400)
+        #expect(bytes[header: "Content-Length"] == "\(bytes.body.count)")
+    }
+
+    @Test func aSessionMadeByTheCallerWorksWithTheLoadersDelegate() async throws {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let custom = URLSessionLoader { delegate in
+            URLSession(configuration: URLSessionLoader.defaultConfiguration, delegate: delegate, delegateQueue: queue)
+        }
+        #expect(custom.session.delegateQueue === queue)
+        var req = request("/redirect-to")
+        req.query = [URLQueryItem(name: "url", value: "/get")]
+        req.redirectPolicy = .doNotFollow
+        #expect(try await custom.load(req).get().status == .found)
+        #expect(try await custom.load(request("/get")).get().status == .ok)
     }
 
     @Test func aMegabyteRoundTripsByteExact() async throws {

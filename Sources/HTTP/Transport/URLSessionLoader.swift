@@ -80,6 +80,32 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
     }
 
+    /// Creates a loader over a session you make — to choose its delegate queue, or to share it with other
+    /// code — from the delegate the loader gives you.
+    ///
+    /// ```swift
+    /// let loader = URLSessionLoader { delegate in
+    ///     URLSession(configuration: myConfiguration, delegate: delegate, delegateQueue: myQueue)
+    /// }
+    /// ```
+    ///
+    /// The session must use `delegate`: it routes each task's data back to its load and enforces the
+    /// redirect rules. (A session with another delegate cannot be used: on Linux the per-task delegate is
+    /// ignored, so the loader could neither complete its loads nor keep credentials from following
+    /// redirects.) Passing a session with another delegate is a programming error and traps.
+    ///
+    /// - Parameter makeSession: Makes the session from the loader's delegate.
+    public init(makeSession: (any URLSessionDataDelegate) -> URLSession) {
+        let delegate = SessionDelegate()
+        let session = makeSession(delegate)
+        precondition(
+            session.delegate === delegate,
+            "URLSessionLoader(makeSession:) needs a session whose delegate is the one it was given"
+        )
+        self.delegate = delegate
+        self.session = session
+    }
+
     deinit {
         session.finishTasksAndInvalidate()
     }
