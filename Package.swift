@@ -12,15 +12,18 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "HTTP", targets: ["HTTP"]),
+        .library(name: "HTTPAuth", targets: ["HTTPAuth"]),
         .library(name: "HTTPConnection", targets: ["HTTPConnection"]),
         .executable(name: "Demo", targets: ["Demo"]),
     ],
     dependencies: [],
     targets: [
         .target(name: "HTTP", swiftSettings: upcomingFeatures),
+        .target(name: "HTTPAuth", dependencies: ["HTTP"], swiftSettings: upcomingFeatures),
         .target(name: "HTTPConnection", dependencies: ["HTTP"], swiftSettings: upcomingFeatures),
         .executableTarget(name: "Demo", dependencies: ["HTTP", "HTTPConnection"], swiftSettings: upcomingFeatures),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"], swiftSettings: upcomingFeatures),
+        .testTarget(name: "HTTPAuthTests", dependencies: ["HTTP", "HTTPAuth"], swiftSettings: upcomingFeatures),
         .testTarget(
             name: "HTTPConnectionTests",
             dependencies: ["HTTP", "HTTPConnection"],

@@ -47,13 +47,6 @@ func withDeadline<T: Sendable>(
     }
 }
 
-extension HTTPResult {
-    var response: HTTPResponse? { try? get() }
-    var error: HTTPError? {
-        if case .failure(let error) = self { error } else { nil }
-    }
-}
-
 extension HTTPResponse {
     /// The body parsed as a JSON object.
     var json: [String: Any] {

@@ -97,7 +97,7 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
                         .cancelled,
                         request: attempt,
                         message: "cancelled while waiting to retry after attempt \(attemptNumber)",
-                        response: result.successResponse
+                        response: result.response
                     )
                 )
             case .reset:
@@ -107,7 +107,7 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
                         request: attempt,
                         message:
                             "the retry after attempt \(attemptNumber) was abandoned because the chain is resetting",
-                        response: result.successResponse
+                        response: result.response
                     )
                 )
             }
@@ -192,12 +192,5 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
         await inFlight.waitUntilIdle()
         await super.reset()
         state.withLock { $0.resetsInProgress -= 1 }
-    }
-}
-
-extension Result where Success == HTTPResponse {
-    /// The response, when the result is one.
-    var successResponse: HTTPResponse? {
-        if case .success(let response) = self { response } else { nil }
     }
 }

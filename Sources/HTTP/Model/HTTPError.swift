@@ -3,6 +3,18 @@ public import Foundation
 /// The result of loading a request: a response, or an error explaining why there is none.
 public typealias HTTPResult = Result<HTTPResponse, HTTPError>
 
+extension Result where Success == HTTPResponse, Failure == HTTPError {
+    /// The response, when the load produced one.
+    public var response: HTTPResponse? {
+        if case .success(let response) = self { response } else { nil }
+    }
+
+    /// The error, when the load failed.
+    public var error: HTTPError? {
+        if case .failure(let error) = self { error } else { nil }
+    }
+}
+
 /// Why a request produced no usable response.
 ///
 /// An error always carries the request it concerns, a ``Code`` that loaders and strategies branch on, a

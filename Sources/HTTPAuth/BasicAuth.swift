@@ -1,0 +1,202 @@
+import Foundation
+public import HTTP
+
+/// Provides credentials to a ``BasicAuth`` loader: from storage, or by asking the user.
+public protocol BasicAuthDelegate: AnyObject, Sendable {
+    /// The credentials to use, or `nil` when there are none (the user cancelled, nothing is stored).
+    ///
+    /// ``BasicAuth`` asks once at a time: requests arriving while you answer wait for the same answer.
+    func credentials(for loader: BasicAuth) async -> BasicCredentials?
+}
+
+/// A loader that adds `Authorization: Basic …` to requests that ask for Basic authentication.
+///
+/// ```swift
+/// let basic = BasicAuth(hosts: ["api.example.com"], delegate: loginController)
+/// let chain = ApplyEnvironment(environment: .production) --> basic --> URLSessionLoader()
+///
+/// var request = HTTPRequest(path: "/reports")
+/// request.authenticationMethod = .basic
+/// ```
+///
+/// Which requests it authenticates, and with what:
+/// - A request whose ``HTTP/HTTPRequest/authenticationMethod`` is `nil` (the default) needs no
+///   authentication and passes through untouched; so does one marked for another method.
+/// - A request carrying its own ``HTTP/HTTPRequest/basicCredentials`` is sent with those.
+/// - Otherwise the loader's credentials are used, and only for the ``hosts`` they belong to: a request for
+///   another host fails with ``HTTP/HTTPError/Code/cannotAuthenticate`` rather than carry them there.
+///
+/// Without credentials, the loader asks its ``delegate`` — once: every request arriving meanwhile waits for
+/// that one answer. No delegate, or no answer, fails them all with ``HTTP/HTTPError/Code/cannotAuthenticate``.
+/// A waiting request whose task is cancelled completes with ``HTTP/HTTPError/Code/cancelled`` at once.
+///
+/// A `401` for a request sent with the loader's current credentials means they are wrong: the loader
+/// forgets them, asks the delegate again, and replays the request once with the new ones. A `401` for a
+/// request sent with credentials that have since been replaced is replayed once with the current ones,
+/// without asking. Either way a request is replayed at most once, so wrong credentials cannot loop.
+///
+/// ``reset()`` forgets the credentials and fails waiting requests with
+/// ``HTTP/HTTPError/Code/resetInProgress``.
+// Safety: configuration is immutable; credentials, waiters and the delegate live in `state`, behind a lock.
+public final class BasicAuth: HTTPLoader, @unchecked Sendable {
+    private enum Answer: Sendable {
+        case credentials(BasicCredentials, version: Int)
+        case failed(HTTPError.Code, String)
+    }
+
+    private struct WeakDelegate {
+        weak var value: (any BasicAuthDelegate)?
+    }
+
+    private struct State {
+        var credentials: BasicCredentials?
+        var version = 0
+        var isAsking = false
+        var generation = 0
+        var waiters: [UInt64: CheckedContinuation<Answer, Never>] = [:]
+        var nextWaiterID: UInt64 = 0
+        var delegate = WeakDelegate()
+    }
+
+    /// The hosts the loader's credentials belong to, lowercased.
+    public let hosts: Set<String>
+    private let state = Locked(State())
+
+    /// - Parameters:
+    ///   - hosts: The hosts the loader's credentials may be sent to.
+    ///   - credentials: Credentials to start with, if already known.
+    ///   - delegate: Asked for credentials when there are none. Held weakly.
+    public init(hosts: Set<String>, credentials: BasicCredentials? = nil, delegate: (any BasicAuthDelegate)? = nil) {
+        self.hosts = Set(hosts.map { $0.lowercased() })
+        super.init()
+        state.withLock { state in
+            state.credentials = credentials
+            state.delegate.value = delegate
+        }
+    }
+
+    /// Asked for credentials when the loader has none. Held weakly.
+    public var delegate: (any BasicAuthDelegate)? {
+        get { state.withLock { $0.delegate.value } }
+        set { state.withLock { $0.delegate.value = newValue } }
+    }
+
+    /// The number of requests waiting for credentials.
+    public var waitingCount: Int { state.withLock { $0.waiters.count } }
+
+    public override func load(_ request: HTTPRequest) async -> HTTPResult {
+        if let own = request.basicCredentials {
+            return await super.load(authorized(request, with: own))
+        }
+        guard request.authenticationMethod == .basic else { return await super.load(request) }
+        guard let host = request.host?.lowercased(), hosts.contains(host) else {
+            return .failure(
+                HTTPError(
+                    .cannotAuthenticate,
+                    request: request,
+                    message: "BasicAuth's credentials belong to \(hosts.sorted().joined(separator: ", ")), "
+                        + "not to \(request.host ?? "a request without a host")"
+                )
+            )
+        }
+
+        var staleVersion: Int?
+        var replayed = false
+        while true {
+            let (credentials, version): (BasicCredentials, Int)
+            switch await currentCredentials(replacingVersion: staleVersion) {
+            case .credentials(let current, let currentVersion): (credentials, version) = (current, currentVersion)
+            case .failed(let code, let message): return .failure(HTTPError(code, request: request, message: message))
+            }
+            let result = await super.load(authorized(request, with: credentials))
+            guard case .success(let response) = result, response.status == .unauthorized, !replayed else {
+                return result
+            }
+            replayed = true
+            staleVersion = version
+        }
+    }
+
+    private func authorized(_ request: HTTPRequest, with credentials: BasicCredentials) -> HTTPRequest {
+        var copy = request
+        copy.headers["Authorization"] = credentials.authorizationHeaderValue
+        return copy
+    }
+
+    /// The current credentials, asking the delegate when there are none. When `staleVersion` is still the
+    /// current version, those credentials were refused by the server: they are forgotten first.
+    private func currentCredentials(replacingVersion staleVersion: Int?) async -> Answer {
+        if Task.isCancelled { return .failed(.cancelled, "cancelled while waiting for credentials") }
+        let id = state.withLock { state -> UInt64 in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let decision = state.withLock { state -> (Answer?, (any BasicAuthDelegate)?, Int)? in
+                    if let staleVersion, staleVersion == state.version { state.credentials = nil }
+                    if let credentials = state.credentials {
+                        return (.credentials(credentials, version: state.version), nil, 0)
+                    }
+                    if Task.isCancelled {
+                        return (.failed(.cancelled, "cancelled while waiting for credentials"), nil, 0)
+                    }
+                    state.waiters[id] = continuation
+                    guard !state.isAsking else { return nil }
+                    state.isAsking = true
+                    return (nil, state.delegate.value, state.generation)
+                }
+                guard let (answer, delegate, generation) = decision else { return }
+                if let answer {
+                    continuation.resume(returning: answer)
+                    return
+                }
+                guard let delegate else {
+                    finishAsking(
+                        with: nil, generation: generation, reason: "BasicAuth has no delegate to ask for credentials")
+                    return
+                }
+                Task {
+                    let credentials = await delegate.credentials(for: self)
+                    self.finishAsking(
+                        with: credentials, generation: generation, reason: "the delegate provided no credentials")
+                }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.resume(returning: .failed(.cancelled, "cancelled while waiting for credentials"))
+        }
+    }
+
+    private func finishAsking(with credentials: BasicCredentials?, generation: Int, reason: String) {
+        let (waiters, answer) = state.withLock { state -> ([CheckedContinuation<Answer, Never>], Answer?) in
+            guard state.isAsking, state.generation == generation else { return ([], nil) }
+            state.isAsking = false
+            let waiters = Array(state.waiters.values)
+            state.waiters = [:]
+            guard let credentials else { return (waiters, .failed(.cannotAuthenticate, reason)) }
+            state.credentials = credentials
+            state.version += 1
+            return (waiters, .credentials(credentials, version: state.version))
+        }
+        guard let answer else { return }
+        for waiter in waiters { waiter.resume(returning: answer) }
+    }
+
+    /// Forgets the credentials, fails the requests waiting for them with
+    /// ``HTTP/HTTPError/Code/resetInProgress``, then resets the rest of the chain.
+    public override func reset() async {
+        let waiters = state.withLock { state -> [CheckedContinuation<Answer, Never>] in
+            state.credentials = nil
+            state.version += 1
+            state.isAsking = false
+            state.generation += 1  // an answer still on its way is ignored
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters {
+            waiter.resume(returning: .failed(.resetInProgress, "the credentials were reset while this request waited"))
+        }
+        await super.reset()
+    }
+}
