@@ -21,7 +21,11 @@ let package = Package(
         .target(name: "HTTP", swiftSettings: upcomingFeatures),
         .target(name: "HTTPAuth", dependencies: ["HTTP"], swiftSettings: upcomingFeatures),
         .target(name: "HTTPConnection", dependencies: ["HTTP"], swiftSettings: upcomingFeatures),
-        .executableTarget(name: "Demo", dependencies: ["HTTP", "HTTPConnection"], swiftSettings: upcomingFeatures),
+        .executableTarget(
+            name: "Demo",
+            dependencies: ["HTTP", "HTTPAuth", "HTTPConnection"],
+            swiftSettings: upcomingFeatures
+        ),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"], swiftSettings: upcomingFeatures),
         .testTarget(name: "HTTPAuthTests", dependencies: ["HTTP", "HTTPAuth"], swiftSettings: upcomingFeatures),
         .testTarget(

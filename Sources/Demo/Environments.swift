@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import HTTPAuth
 import HTTPConnection
 
 /// The app's model.
@@ -60,5 +61,23 @@ final class DevelopmentBackend: HTTPLoader, @unchecked Sendable {  // Sendable: 
             return .success(HTTPResponse(request: request, status: .notFound, body: Data(problem.utf8)))
         }
         return .success(HTTPResponse(request: request, status: .ok, body: Data(person.utf8)))
+    }
+}
+
+/// Stands in for a login screen: answers BasicAuth's questions from a list, and counts them.
+final class DemoLogin: BasicAuthDelegate {
+    private let state: Locked<(answers: [BasicCredentials], asked: Int)>
+
+    init(answers: [BasicCredentials]) {
+        state = Locked((answers, 0))
+    }
+
+    var timesAsked: Int { state.withLock { $0.asked } }
+
+    func credentials(for loader: BasicAuth) async -> BasicCredentials? {
+        state.withLock { state in
+            state.asked += 1
+            return state.answers.isEmpty ? nil : state.answers.removeFirst()
+        }
     }
 }

@@ -3,6 +3,7 @@
 // Run it with `scripts/demo.sh`, which starts the local servers and sets HTTPBIN_URL.
 import Foundation
 import HTTP
+import HTTPAuth
 import HTTPConnection
 
 #if canImport(FoundationNetworking)
@@ -60,17 +61,34 @@ let chain =
     --> PrintLoader(redaction: .standard.adding("X-API-Key")) { print("   \($0)") }
     --> URLSessionLoader()
 
+section(4, "Basic authentication: credentials asked for once, sent only to their host, replaced after a 401")
+let loginScreen = DemoLogin(answers: [
+    BasicCredentials(username: "user", password: "wrong-password"),
+    BasicCredentials(username: "user", password: "passwd"),
+])
+let authenticated =
+    ApplyEnvironment(environment: httpbin)
+    --> Auth(loaders: [.basic: BasicAuth(hosts: [httpbin.host], delegate: loginScreen)])
+    --> PrintLoader(redaction: .standard.adding("X-API-Key"), includesHeaders: true) { print("   \($0)") }
+    --> URLSessionLoader()
+var protected = HTTPRequest(path: "/basic-auth/user/passwd")
+protected.authenticationMethod = .basic
+show(await authenticated.load(protected)) { "\($0.status) after asking the delegate \(loginScreen.timesAsked) times" }
+var elsewhere = HTTPRequest(url: URL(string: "http://localhost:\(httpbin.port ?? 80)/headers")!)
+elsewhere.authenticationMethod = .basic
+show(await authenticated.load(elsewhere))
+
 print("\nThe HTTP layer underneath, against httpbin:")
 print("chain: ResetGuard --> ApplyEnvironment --> ModifyRequest --> PrintLoader --> URLSessionLoader")
 
-section(4, "A relative request: the environment supplies host, port and API key")
+section(5, "A relative request: the environment supplies host, port and API key")
 show(await chain.load(HTTPRequest(path: "/headers"))) { response in
     let headers = json(response)["headers"] as? [String: String] ?? [:]
     return
         "\(response.status); server saw X-API-Key=\(headers["X-Api-Key"] ?? "-"), User-Agent=\(headers["User-Agent"] ?? "-")"
 }
 
-section(5, "A JSON body, echoed back")
+section(6, "A JSON body, echoed back")
 struct NewPerson: Codable, Sendable {
     var name: String
     var languages: [String]
@@ -83,16 +101,16 @@ show(
         .replacingOccurrences(of: "\n", with: " ")
 }
 
-section(6, "A 404 is a response, not an error")
+section(7, "A 404 is a response, not an error")
 show(await chain.load(HTTPRequest(path: "/status/404"))) {
     "status \($0.status) — the connection layer decides what it means"
 }
 
-section(7, "Bad input fails before anything is sent")
+section(8, "Bad input fails before anything is sent")
 show(await chain.load(HTTPRequest(path: "/headers", headers: ["X-Note": "hello\r\nX-Injected: evil"])))
 show(await chain.load(HTTPRequest(method: .post, path: "/anything", body: JSONBody(["ratio": Double.nan]))))
 
-section(8, "Credentials never follow a redirect to another origin")
+section(9, "Credentials never follow a redirect to another origin")
 var redirect = HTTPRequest(url: base.appendingPathComponent("/redirect-to"))
 redirect.host = "localhost"  // localhost → 127.0.0.1 is a different origin
 redirect.query = [URLQueryItem(name: "url", value: base.appendingPathComponent("/headers").absoluteString)]
@@ -106,7 +124,7 @@ var noFollow = HTTPRequest(path: "/redirect/1")
 noFollow.redirectPolicy = .doNotFollow
 show(await chain.load(noFollow)) { "\($0.status) with Location: \($0[header: "Location"] ?? "-") (not followed)" }
 
-section(9, "Cancelling the task cancels the request at once")
+section(10, "Cancelling the task cancels the request at once")
 let start = ContinuousClock.now
 let slow = Task { await chain.load(HTTPRequest(path: "/delay/5")) }
 try? await Task.sleep(for: .milliseconds(100))
@@ -114,12 +132,12 @@ slow.cancel()
 show(await slow.value)
 print("   finished after \(ContinuousClock.now - start) (the server would have taken 5 s)")
 
-section(10, "A per-request timeout")
+section(11, "A per-request timeout")
 var impatient = HTTPRequest(path: "/delay/3")
 impatient.timeout = .seconds(1)
 show(await chain.load(impatient))
 
-section(11, "The completion-handler API, with a cancellable HTTPTask")
+section(12, "The completion-handler API, with a cancellable HTTPTask")
 await withCheckedContinuation { continuation in
     let task = chain.load(HTTPRequest(path: "/get")) { result in
         show(result) { "completion handler called once: \($0.status)" }
@@ -128,7 +146,7 @@ await withCheckedContinuation { continuation in
     print("   started task \(task.id.uuidString.prefix(8))")
 }
 
-section(12, "Reproduce a request with cURL (secrets redacted)")
+section(13, "Reproduce a request with cURL (secrets redacted)")
 let login = HTTPRequest(
     method: .post,
     url: base.appendingPathComponent("/anything/login"),
@@ -137,7 +155,7 @@ let login = HTTPRequest(
 )
 print(login.cURLCommand().split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
 
-section(13, "A retried failure: /status/503, exponential backoff, three attempts")
+section(14, "A retried failure: /status/503, exponential backoff, three attempts")
 // No retry budget here: the default one would stop retrying after five failures in a row, which is what it is
 // for when a real server is down.
 let retrying =
@@ -156,7 +174,7 @@ show(await retrying.load(payment)) { "a POST is not retried: \($0.request.attemp
 payment.idempotencyKey = "demo-payment-1"
 show(await retrying.load(payment)) { "with an Idempotency-Key it is: \($0.request.attemptNumber) attempts" }
 
-section(14, "Throttled concurrent requests: eight requests, at most three at a time")
+section(15, "Throttled concurrent requests: eight requests, at most three at a time")
 let throttle = Throttle(maximumNumberOfRequests: 3)
 let throttled = ApplyEnvironment(environment: httpbin) --> throttle --> URLSessionLoader()
 let throttleStart = ContinuousClock.now
@@ -178,7 +196,7 @@ let waves = finishTimes.sorted().map {
 }
 print("   each takes 0.3 s; they finished at \(waves.joined(separator: ", "))")
 
-section(15, "Reset: requests arriving meanwhile are refused, then traffic resumes")
+section(16, "Reset: requests arriving meanwhile are refused, then traffic resumes")
 let inFlight = Task { await chain.load(HTTPRequest(path: "/delay/1")) }
 try? await Task.sleep(for: .milliseconds(100))
 let reset = Task { await chain.reset() }  // waits for the request in flight to finish
