@@ -26,11 +26,16 @@ let package = Package(
             dependencies: ["HTTP", "HTTPAuth", "HTTPConnection"],
             swiftSettings: upcomingFeatures
         ),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP"], swiftSettings: upcomingFeatures),
-        .testTarget(name: "HTTPAuthTests", dependencies: ["HTTP", "HTTPAuth"], swiftSettings: upcomingFeatures),
+        .target(name: "HTTPTestSupport", dependencies: ["HTTP"], path: "Tests/HTTPTestSupport", swiftSettings: upcomingFeatures),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "HTTPTestSupport"], swiftSettings: upcomingFeatures),
+        .testTarget(
+            name: "HTTPAuthTests",
+            dependencies: ["HTTP", "HTTPAuth", "HTTPTestSupport"],
+            swiftSettings: upcomingFeatures
+        ),
         .testTarget(
             name: "HTTPConnectionTests",
-            dependencies: ["HTTP", "HTTPConnection"],
+            dependencies: ["HTTP", "HTTPConnection", "HTTPTestSupport"],
             swiftSettings: upcomingFeatures
         ),
     ],

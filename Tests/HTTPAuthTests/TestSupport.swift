@@ -1,18 +1,7 @@
 import Foundation
 import HTTP
 import HTTPAuth
-
-/// A value behind the package's lock (visible to ThreadSanitizer), for test bookkeeping.
-final class Box<Value>: Sendable {
-    private let lock: Locked<Value>
-    init(_ value: Value) { lock = Locked(value) }
-    @discardableResult
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result { try lock.withLock(body) }
-}
-
-extension Box where Value: Sendable {
-    var value: Value { withLock { $0 } }
-}
+@_exported import HTTPTestSupport
 
 /// A delegate that answers from a script, optionally holding each answer until the test releases it.
 final class ScriptedDelegate: BasicAuthDelegate {
@@ -61,11 +50,6 @@ func basicRequest(_ path: String = "/reports", host: String = "api.example.com")
     var request = HTTPRequest(host: host, path: path)
     request.authenticationMethod = .basic
     return request
-}
-
-/// Polls without sleeping until `condition` holds.
-func eventually(_ condition: @Sendable () -> Bool) async {
-    while !condition() { await Task.yield() }
 }
 
 let httpbinURL: URL? = ProcessInfo.processInfo.environment["HTTPBIN_URL"].flatMap(URL.init(string:))

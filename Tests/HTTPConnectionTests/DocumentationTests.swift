@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import HTTPConnection
+import HTTPTestSupport
 import Testing
 
 // Every `swift` block of Sources/HTTPConnection/HTTPConnection.docc (HTTPConnection.md,
@@ -114,39 +115,9 @@ extension APIProblem: Equatable {}
 
     @Test(arguments: ["HTTPConnection.md", "RequestsAndConnections.md"])
     func samplesMatchTheArticles(article: String) throws {
-        let thisFile = URL(fileURLWithPath: #filePath)
-        let catalog = thisFile.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Sources/HTTPConnection/HTTPConnection.docc")
-        let markdown = try String(contentsOf: catalog.appendingPathComponent(article), encoding: .utf8)
-        let source = Self.normalized(try String(contentsOf: thisFile, encoding: .utf8))
-        let samples = Self.swiftBlocks(in: markdown)
-        #expect(!samples.isEmpty)
-        for sample in samples {
-            #expect(source.contains(Self.normalized(sample)), "\(article): this sample is not tested here:\n\(sample)")
-        }
-    }
-
-    /// The contents of each code block fenced with ```swift.
-    static func swiftBlocks(in markdown: String) -> [String] {
-        var blocks: [String] = []
-        var current: [Substring]?
-        for line in markdown.split(separator: "\n", omittingEmptySubsequences: false) {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if current == nil, trimmed == "```swift" {
-                current = []
-            } else if let lines = current, trimmed == "```" {
-                blocks.append(lines.joined(separator: "\n"))
-                current = nil
-            } else {
-                current?.append(line)
-            }
-        }
-        return blocks
-    }
-
-    /// Lines without indentation and blank lines, between newlines so that only whole lines match.
-    static func normalized(_ code: String) -> String {
-        let lines = code.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        return "\n" + lines.joined(separator: "\n") + "\n"
+        let catalog = DocumentationSamples.catalog(of: "HTTPConnection", fromTestFile: #filePath)
+        let missing = try DocumentationSamples.samplesMissing(
+            from: #filePath, article: catalog.appendingPathComponent(article))
+        #expect(missing.isEmpty, "\(article): samples not tested here:\n\(missing.joined(separator: "\n---\n"))")
     }
 }

@@ -1,17 +1,6 @@
 import Foundation
 import HTTP
-
-/// A value behind the package's lock (visible to ThreadSanitizer), for test bookkeeping.
-final class Box<Value>: Sendable {
-    private let lock: Locked<Value>
-    init(_ value: Value) { lock = Locked(value) }
-    @discardableResult
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result { try lock.withLock(body) }
-}
-
-extension Box where Value: Sendable {
-    var value: Value { withLock { $0 } }
-}
+@_exported import HTTPTestSupport
 
 // `Person`, `APIProblem` and `Request.person(_:)` are the documentation's own, in DocumentationTests.swift.
 

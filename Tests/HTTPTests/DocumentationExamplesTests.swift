@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import HTTPTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -721,36 +722,7 @@ extension DocumentationExamplesTests {
             }
         }
 
-        /// The contents of each code block fenced with ```swift.
-        static func swiftBlocks(in markdown: String) -> [String] {
-            var blocks: [String] = []
-            var current: [Substring]?
-            for line in markdown.split(separator: "\n", omittingEmptySubsequences: false) {
-                let trimmed = line.trimmingCharacters(in: .whitespaces)
-                if current == nil, trimmed == "```swift" {
-                    current = []
-                } else if let lines = current, trimmed == "```" {
-                    blocks.append(lines.joined(separator: "\n"))
-                    current = nil
-                } else {
-                    current?.append(line)
-                }
-            }
-            return blocks
-        }
-
-        /// Lines without indentation, blank lines, `import` lines and a leading `private` or `fileprivate`,
-        /// between newlines so that only whole lines match.
-        static func normalized(_ code: String) -> String {
-            let lines = code.split(separator: "\n").compactMap { line -> String? in
-                var text = line.trimmingCharacters(in: .whitespaces)
-                if text.isEmpty || text.hasPrefix("import ") { return nil }
-                for prefix in ["private ", "fileprivate "] where text.hasPrefix(prefix) {
-                    text.removeFirst(prefix.count)
-                }
-                return text
-            }
-            return "\n" + lines.joined(separator: "\n") + "\n"
-        }
+        static func swiftBlocks(in markdown: String) -> [String] { DocumentationSamples.swiftBlocks(in: markdown) }
+        static func normalized(_ code: String) -> String { DocumentationSamples.normalized(code) }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import HTTPTestSupport
 import Testing
 
 // The code samples of HTTP.docc/FlowControl.md ("Throttling and retrying"), kept identical to the article.
@@ -63,15 +64,10 @@ private struct RetryOnConflict: HTTPRetryStrategy {
     }
 
     @Test func everySampleOfTheArticleIsInThisFile() throws {
-        typealias Check = DocumentationExamplesTests.SamplesMatchTheArticles
-        let article = Check.catalog.appendingPathComponent("FlowControl.md")
-        let samples = Check.swiftBlocks(in: try String(contentsOf: article, encoding: .utf8))
-        let source = Check.normalized(try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8))
-        #expect(samples.count >= 5)
-        for sample in samples {
-            #expect(
-                source.contains(Check.normalized(sample)), "FlowControl.md: this sample is not tested here:\n\(sample)")
-        }
+        let article = DocumentationSamples.catalog(of: "HTTP", fromTestFile: #filePath)
+            .appendingPathComponent("FlowControl.md")
+        let missing = try DocumentationSamples.samplesMissing(from: #filePath, article: article)
+        #expect(missing.isEmpty, "FlowControl.md: samples not tested here:\n\(missing.joined(separator: "\n---\n"))")
     }
 
     @Test func recommendedProductionChain() {

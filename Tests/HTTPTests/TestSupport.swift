@@ -1,23 +1,11 @@
 import Foundation
+@_exported import HTTPTestSupport
 import Testing
 
 @testable import HTTP
 
-/// A value behind the package's lock, for the tests' own bookkeeping. The lock is the one ThreadSanitizer
-/// can see (unlike `Synchronization.Mutex` on Linux); this wrapper makes it usable from every test file.
-final class Locked<Value>: Sendable {
-    private let lock: HTTP.Locked<Value>
-    init(_ value: Value) { lock = HTTP.Locked(value) }
-
-    @discardableResult
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try lock.withLock(body)
-    }
-}
-
-extension Locked where Value: Sendable {
-    var value: Value { withLock { $0 } }
-}
+/// The tests' bookkeeping box (from HTTPTestSupport), under the name these tests grew up with.
+typealias Locked = Box
 
 /// Collects the lines a ``PrintLoader`` writes.
 final class LineSink: Sendable {
@@ -155,22 +143,6 @@ final class GateLoader: HTTPLoader, @unchecked Sendable {
     override func reset() async {
         state.withLock { $0.resets += 1 }
         await super.reset()
-    }
-}
-
-/// Polls `condition` without sleeping, yielding to other tasks, for at most `seconds`.
-func eventually(
-    seconds: Double = 10,
-    sourceLocation: SourceLocation = #_sourceLocation,
-    _ condition: @Sendable () -> Bool
-) async {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while !condition() {
-        if ContinuousClock.now > deadline {
-            Issue.record("condition not met within \(seconds) s", sourceLocation: sourceLocation)
-            return
-        }
-        await Task.yield()
     }
 }
 
