@@ -1,7 +1,7 @@
 public import HTTP
 
 /// A loader that routes each request to the authentication loader for its
-/// ``HTTP/HTTPRequest/authenticationMethod``.
+/// `HTTPRequest.authenticationMethod`.
 ///
 /// ```swift
 /// let auth = Auth(loaders: [
@@ -13,13 +13,13 @@ public import HTTP
 ///
 /// - A request with no method (`nil`, the default) passes through unauthenticated.
 /// - A request with a registered method goes through that method's loader.
-/// - A request with a method nobody registered fails with ``HTTP/HTTPError/Code/cannotAuthenticate``.
+/// - A request with a method nobody registered fails with `HTTPError.Code.cannotAuthenticate`.
 ///
 /// ## One downstream, reset once
 ///
 /// Every sub-loader sends its requests to the same place: a private guard in front of `Auth`'s own next
 /// loader (setting ``nextLoader`` on `Auth` sets it behind that guard). The guard passes loads through and
-/// refuses them with ``HTTP/HTTPError/Code/resetInProgress`` while `Auth` resets. The sub-loaders' resets
+/// refuses them with `HTTPError.Code.resetInProgress` while `Auth` resets. The sub-loaders' resets
 /// stop at the guard: ``reset()`` resets every sub-loader (logging out of each), waits for all of them, and
 /// then resets the rest of the chain exactly once — where a chain in which every sub-loader forwarded its
 /// reset would reset it once per sub-loader.

@@ -20,15 +20,15 @@ public protocol BasicAuthDelegate: AnyObject, Sendable {
 /// ```
 ///
 /// Which requests it authenticates, and with what:
-/// - A request whose ``HTTP/HTTPRequest/authenticationMethod`` is `nil` (the default) needs no
+/// - A request whose `HTTPRequest.authenticationMethod` is `nil` (the default) needs no
 ///   authentication and passes through untouched; so does one marked for another method.
-/// - A request carrying its own ``HTTP/HTTPRequest/basicCredentials`` is sent with those.
+/// - A request carrying its own `HTTPRequest.basicCredentials` is sent with those.
 /// - Otherwise the loader's credentials are used, and only for the ``hosts`` they belong to: a request for
-///   another host fails with ``HTTP/HTTPError/Code/cannotAuthenticate`` rather than carry them there.
+///   another host fails with `HTTPError.Code.cannotAuthenticate` rather than carry them there.
 ///
 /// Without credentials, the loader asks its ``delegate`` — once: every request arriving meanwhile waits for
-/// that one answer. No delegate, or no answer, fails them all with ``HTTP/HTTPError/Code/cannotAuthenticate``.
-/// A waiting request whose task is cancelled completes with ``HTTP/HTTPError/Code/cancelled`` at once.
+/// that one answer. No delegate, or no answer, fails them all with `HTTPError.Code.cannotAuthenticate`.
+/// A waiting request whose task is cancelled completes with `HTTPError.Code.cancelled` at once.
 ///
 /// A `401` for a request sent with the loader's current credentials means they are wrong: the loader
 /// forgets them, asks the delegate again, and replays the request once with the new ones. A `401` for a
@@ -36,7 +36,7 @@ public protocol BasicAuthDelegate: AnyObject, Sendable {
 /// without asking. Either way a request is replayed at most once, so wrong credentials cannot loop.
 ///
 /// ``reset()`` forgets the credentials and fails waiting requests with
-/// ``HTTP/HTTPError/Code/resetInProgress``.
+/// `HTTPError.Code.resetInProgress`.
 // Safety: configuration is immutable; credentials, waiters and the delegate live in `state`, behind a lock.
 public final class BasicAuth: HTTPLoader, @unchecked Sendable {
     private enum Answer: Sendable {
@@ -184,7 +184,7 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
     }
 
     /// Forgets the credentials, fails the requests waiting for them with
-    /// ``HTTP/HTTPError/Code/resetInProgress``, then resets the rest of the chain.
+    /// `HTTPError.Code.resetInProgress`, then resets the rest of the chain.
     public override func reset() async {
         let waiters = state.withLock { state -> [CheckedContinuation<Answer, Never>] in
             state.credentials = nil
