@@ -69,7 +69,7 @@ public struct ServerEnvironment: Sendable {
         copy.scheme = scheme
         copy.host = host
         copy.port = port
-        copy.path = Self.join(pathPrefix, request.path)
+        copy.percentEncodedPath = Self.join(HTTPRequest.encodePath(pathPrefix), request.percentEncodedPath)
         for field in headers where !request.headers.contains(field.name) {
             copy.headers.add(field.value, for: field.name)
         }

@@ -102,7 +102,7 @@ public struct HTTPRequest: Sendable {
 
     /// The path, unencoded. Must start with `/` unless it is empty.
     public var path: String {
-        get { percentEncodedPath.removingPercentEncoding ?? percentEncodedPath }
+        get { PercentEncoding.decode(percentEncodedPath) ?? percentEncodedPath }
         set { percentEncodedPath = Self.encodePath(newValue) }
     }
 
@@ -119,8 +119,8 @@ public struct HTTPRequest: Sendable {
                 let name = String(parts[0])
                 let value = parts.count > 1 ? String(parts[1]) : nil
                 return URLQueryItem(
-                    name: name.removingPercentEncoding ?? name,
-                    value: value.map { $0.removingPercentEncoding ?? $0 }
+                    name: PercentEncoding.decode(name) ?? name,
+                    value: value.map { PercentEncoding.decode($0) ?? $0 }
                 )
             }
         }
@@ -140,25 +140,15 @@ public struct HTTPRequest: Sendable {
     }
 
     static func encodePath(_ path: String) -> String {
-        path.addingPercentEncoding(withAllowedCharacters: pathAllowed) ?? path
+        PercentEncoding.encode(path, allowing: PercentEncoding.pathAllowed)
     }
-
-    /// RFC 3986 `pchar` plus `/`: unreserved, sub-delims, `:` and `@`.
-    private static let pathAllowed = CharacterSet(
-        charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@/"
-    )
-
-    /// Unreserved characters only (RFC 3986 §2.3), for query names and values.
-    static let queryAllowed = CharacterSet(
-        charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~"
-    )
 
     static func encodeQuery(_ items: [URLQueryItem]) -> String? {
         guard !items.isEmpty else { return nil }
         return items.map { item in
-            let name = item.name.addingPercentEncoding(withAllowedCharacters: queryAllowed) ?? item.name
+            let name = PercentEncoding.encode(item.name, allowing: PercentEncoding.queryAllowed)
             guard let value = item.value else { return name }
-            return name + "=" + (value.addingPercentEncoding(withAllowedCharacters: queryAllowed) ?? value)
+            return name + "=" + PercentEncoding.encode(value, allowing: PercentEncoding.queryAllowed)
         }.joined(separator: "&")
     }
 

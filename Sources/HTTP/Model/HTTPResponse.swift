@@ -12,8 +12,14 @@ public struct HTTPResponse: Sendable {
     public var headers: HTTPHeaders
     /// The body, already decoded from any `Content-Encoding` by the transport.
     public var body: Data
-    /// The URL the response came from; differs from the request's URL after a redirect.
-    public var url: URL?
+    /// The URL the response came from; differs from the request's URL after a redirect. Unless the transport
+    /// set it, it is the request's URL, computed when first asked for (building a URL is not free).
+    public var url: URL? {
+        get { explicitURL ?? request.url }
+        set { explicitURL = newValue }
+    }
+
+    private var explicitURL: URL?
 
     public init(
         request: HTTPRequest,
@@ -26,7 +32,7 @@ public struct HTTPResponse: Sendable {
         self.status = status
         self.headers = headers
         self.body = body
-        self.url = url ?? request.url
+        self.explicitURL = url
     }
 
     /// The value of a response header field, ignoring case.

@@ -1,0 +1,82 @@
+/// Percent-encoding (RFC 3986 §2.1) over UTF-8 bytes, with a byte table instead of `CharacterSet`: building
+/// requests encodes a path on every load, and Foundation's `CharacterSet` is slow on Linux.
+enum PercentEncoding {
+    /// The bytes that stay as they are, as a 128-bit table of ASCII.
+    struct AllowedBytes: Sendable {
+        private let low: UInt64
+        private let high: UInt64
+
+        init(_ characters: String) {
+            var low: UInt64 = 0
+            var high: UInt64 = 0
+            for byte in characters.utf8 where byte < 128 {
+                if byte < 64 { low |= 1 << UInt64(byte) } else { high |= 1 << UInt64(byte - 64) }
+            }
+            self.low = low
+            self.high = high
+        }
+
+        @inline(__always)
+        func contains(_ byte: UInt8) -> Bool {
+            if byte < 64 { return low & (1 << UInt64(byte)) != 0 }
+            if byte < 128 { return high & (1 << UInt64(byte - 64)) != 0 }
+            return false
+        }
+    }
+
+    static let unreserved = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~"
+
+    /// RFC 3986 `pchar` plus `/`: unreserved, sub-delims, `:` and `@`.
+    static let pathAllowed = AllowedBytes(unreserved + "!$&'()*+,;=:@/")
+
+    /// Unreserved characters only, for query names and values.
+    static let queryAllowed = AllowedBytes(unreserved)
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    /// `text` with every byte outside `allowed` percent-encoded; `text` itself when nothing needs encoding.
+    static func encode(_ text: String, allowing allowed: AllowedBytes) -> String {
+        guard text.utf8.contains(where: { !allowed.contains($0) }) else { return text }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count * 3)
+        for byte in text.utf8 {
+            if allowed.contains(byte) {
+                bytes.append(byte)
+            } else {
+                bytes.append(UInt8(ascii: "%"))
+                bytes.append(hexDigits[Int(byte >> 4)])
+                bytes.append(hexDigits[Int(byte & 0x0F)])
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `text` with `%XX` sequences decoded, or `nil` when a sequence is malformed or the result is not UTF-8;
+    /// `text` itself when it has no `%`.
+    static func decode(_ text: String) -> String? {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                return nil
+            }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
