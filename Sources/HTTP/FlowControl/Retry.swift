@@ -82,7 +82,7 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
         var attemptNumber = 1
         while true {
             var attempt = base
-            attempt.attemptNumber = attemptNumber
+            if attemptNumber > 1 { attempt.attemptNumber = attemptNumber }  // 1 is the default: no copy of the options
             inFlight.begin()
             let result = await super.load(attempt)
             inFlight.end()
