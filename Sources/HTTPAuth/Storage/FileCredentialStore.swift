@@ -41,8 +41,10 @@ import Android
 /// - A missing file loads as `nil`; a file that is not the requested type's JSON throws
 ///   ``CredentialStoreError/corrupted(key:path:underlying:)`` naming the key and the file.
 ///
-/// Several stores, tasks or processes may use one directory at once; the last save of a key wins. Calls
-/// do blocking file I/O on the calling task's thread; the files are small.
+/// Several stores, tasks or processes may use one directory at once; the last save of a key wins. The
+/// blocking file I/O (including `fsync`) runs on the store's own serial dispatch queue, never on the
+/// caller's thread: Swift's cooperative thread pool has one thread per core, and blocking it stalls every
+/// other task in the process.
 public final class FileCredentialStore: CredentialStore {
     /// The longest key, in bytes of UTF-8, that fits in a file name.
     public static let maximumKeyLength = 120
@@ -52,6 +54,9 @@ public final class FileCredentialStore: CredentialStore {
 
     /// `directory` as a file system path, without a trailing slash.
     private let directoryPath: String
+
+    /// Where the blocking file I/O runs, one operation at a time.
+    private let ioQueue = DispatchQueue(label: "FileCredentialStore.io")
 
     /// Creates a store that keeps its files in `directory`.
     ///
@@ -71,32 +76,43 @@ public final class FileCredentialStore: CredentialStore {
 
     public func load<Value: Decodable>(_ type: Value.Type, for key: String) async throws -> Value? {
         let path = filePath(named: try fileStem(for: key) + ".json")
-        guard let data = try readOwnerOnlyFile(at: path, key: key) else { return nil }
+        guard let data = try await onIOQueue({ try self.readOwnerOnlyFile(at: path, key: key) }) else { return nil }
         return try CredentialCoding.decode(type, from: data, for: key, path: path)
     }
 
     public func save<Value: Encodable & Sendable>(_ value: Value, for key: String) async throws {
         let stem = try fileStem(for: key)
         let data = try CredentialCoding.encode(value, for: key)
-        try prepareDirectory(for: key)
-        let temporaryPath = try writeTemporaryFile(data, stem: stem, key: key)
-        let path = filePath(named: stem + ".json")
-        guard rename(temporaryPath, path) == 0 else {
-            let code = errno
-            unlink(temporaryPath)
-            throw CredentialStoreError.io(key: key, path: path, operation: "rename", errno: code)
+        try await onIOQueue {
+            try self.prepareDirectory(for: key)
+            let temporaryPath = try self.writeTemporaryFile(data, stem: stem, key: key)
+            let path = self.filePath(named: stem + ".json")
+            guard rename(temporaryPath, path) == 0 else {
+                let code = errno
+                unlink(temporaryPath)
+                throw CredentialStoreError.io(key: key, path: path, operation: "rename", errno: code)
+            }
+            self.syncDirectory()
         }
-        syncDirectory()
     }
 
     public func delete(for key: String) async throws {
         let path = filePath(named: try fileStem(for: key) + ".json")
-        guard unlink(path) == 0 else {
-            let code = errno
-            if code == ENOENT { return }
-            throw CredentialStoreError.io(key: key, path: path, operation: "unlink", errno: code)
+        try await onIOQueue {
+            guard unlink(path) == 0 else {
+                let code = errno
+                if code == ENOENT { return }
+                throw CredentialStoreError.io(key: key, path: path, operation: "unlink", errno: code)
+            }
+            self.syncDirectory()
         }
-        syncDirectory()
+    }
+
+    /// Runs blocking file I/O on the store's queue and resumes the caller with its outcome.
+    private func onIOQueue<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            ioQueue.async { continuation.resume(with: Swift.Result { try work() }) }
+        }
     }
 }
 
