@@ -65,9 +65,10 @@ swift build --build-tests -Xswiftc -warnings-as-errors
 run_suite unit-and-integration
 
 step "documentation: every DocC catalog builds without a warning (symbol links resolve)"
-SYMBOLS=$ROOT/.build-docs/symbol-graphs
-rm -rf "$SYMBOLS" && mkdir -p "$SYMBOLS"
-swift build --scratch-path .build-docs -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$SYMBOLS"
+# dump-symbol-graph extracts the graphs from the built modules on every run, so incremental builds work.
+swift package --scratch-path .build-docs dump-symbol-graph --skip-inherited-docs --minimum-access-level public >"$LOG_DIR/symbol-graphs.log" 2>&1 \
+  || { cat "$LOG_DIR/symbol-graphs.log" >&2; fail "documentation: the symbol graphs could not be built"; }
+SYMBOLS=$(dirname "$(swift build --scratch-path .build-docs --show-bin-path)")/symbolgraph
 for catalog in Sources/*/*.docc; do
   module=$(basename "$(dirname "$catalog")")
   graphs=$ROOT/.build-docs/graphs-$module
