@@ -65,14 +65,20 @@ swift build --build-tests -Xswiftc -warnings-as-errors
 run_suite unit-and-integration
 
 step "documentation: every DocC catalog builds without a warning (symbol links resolve)"
-# dump-symbol-graph extracts the graphs from the built modules on every run, so incremental builds work.
-swift package --scratch-path .build-docs dump-symbol-graph --skip-inherited-docs --minimum-access-level public >"$LOG_DIR/symbol-graphs.log" 2>&1 \
-  || { cat "$LOG_DIR/symbol-graphs.log" >&2; fail "documentation: the symbol graphs could not be built"; }
+# dump-symbol-graph extracts the graphs from the built modules on every run, so incremental builds work. It
+# also tries the test-runner modules, which it does not build, and then exits non-zero: what counts is that
+# every documented module's graph is there, checked below.
+swift package --scratch-path .build-docs dump-symbol-graph --skip-inherited-docs --minimum-access-level public \
+  >"$LOG_DIR/symbol-graphs.log" 2>&1 || true
 SYMBOLS=$(dirname "$(swift build --scratch-path .build-docs --show-bin-path)")/symbolgraph
 for catalog in Sources/*/*.docc; do
   module=$(basename "$(dirname "$catalog")")
   graphs=$ROOT/.build-docs/graphs-$module
   rm -rf "$graphs" && mkdir -p "$graphs"
+  [ -f "$SYMBOLS/$module.symbols.json" ] || {
+    tail -n 40 "$LOG_DIR/symbol-graphs.log" >&2
+    fail "documentation: no symbol graph for $module"
+  }
   cp "$SYMBOLS/$module".symbols.json "$graphs/"
   cp "$SYMBOLS/$module"@*.symbols.json "$graphs/" 2>/dev/null || true
   docc convert "$catalog" --additional-symbol-graph-dir "$graphs" --fallback-display-name "$module" \
