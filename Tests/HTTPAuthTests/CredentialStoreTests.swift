@@ -276,10 +276,7 @@ import Android
             let error = await #expect(throws: CredentialStoreError.self) {
                 try await store.load(TokenBundle.self, for: "tokens")
             }
-            guard case .insecurePermissions(let key, let path, _) = error else {
-                Issue.record("expected insecurePermissions, got \(String(describing: error))")
-                return
-            }
+            guard let (key, path, _) = insecurePermissions(error) else { return }
             #expect(key == "tokens")
             #expect(path == file.path)
             #expect(error?.description.contains("0644") == true)
@@ -302,10 +299,7 @@ import Android
             let error = await #expect(throws: CredentialStoreError.self) {
                 try await store.load(TokenBundle.self, for: "tokens")
             }
-            guard case .insecurePermissions(let key, _, let reason) = error else {
-                Issue.record("expected insecurePermissions, got \(String(describing: error))")
-                return
-            }
+            guard let (key, _, reason) = insecurePermissions(error) else { return }
             #expect(key == "tokens")
             #expect(reason.contains("owned by user ID 65534"))
         }
@@ -325,10 +319,7 @@ import Android
             let error = await #expect(throws: CredentialStoreError.self) {
                 try await store.load(TokenBundle.self, for: "tokens")
             }
-            guard case .insecurePermissions(let key, _, let reason) = error else {
-                Issue.record("expected insecurePermissions, got \(String(describing: error))")
-                return
-            }
+            guard let (key, _, reason) = insecurePermissions(error) else { return }
             #expect(key == "tokens")
             #expect(reason.contains("symbolic link"))
         }
@@ -344,10 +335,7 @@ import Android
             let error = await #expect(throws: CredentialStoreError.self) {
                 try await store.save(TokenBundle(number: 1), for: "tokens")
             }
-            guard case .insecurePermissions(let key, let path, _) = error else {
-                Issue.record("expected insecurePermissions, got \(String(describing: error))")
-                return
-            }
+            guard let (key, path, _) = insecurePermissions(error) else { return }
             #expect(key == nil)
             #expect(path == directory.path)
             #expect(error?.description.contains("0777") == true)
@@ -482,6 +470,19 @@ import Android
     // MARK: - Helpers
 
     /// Runs `body` with a new, empty directory, and removes the directory afterwards.
+    /// The key, path and reason of an `.insecurePermissions` error; records an issue when it is anything else.
+    private func insecurePermissions(
+        _ error: CredentialStoreError?,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> (key: String?, path: String, reason: String)? {
+        guard case .insecurePermissions(let key, let path, let reason) = error else {
+            Issue.record(
+                "expected insecurePermissions, got \(String(describing: error))", sourceLocation: sourceLocation)
+            return nil
+        }
+        return (key, path, reason)
+    }
+
     private func withTemporaryDirectory(_ body: (URL) async throws -> Void) async throws {
         let root = FileManager.default.temporaryDirectory
             .appending(path: "CredentialStoreTests-\(UUID().uuidString)", directoryHint: .isDirectory)
