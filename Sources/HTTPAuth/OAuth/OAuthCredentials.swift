@@ -38,12 +38,21 @@ public struct OAuthCredentials: Sendable, Hashable, Codable, CustomStringConvert
 
     /// The fields of a successful token response (RFC 6749 §5.1).
     private struct TokenResponse: Decodable {
-        var access_token: String
-        var token_type: String
-        var expires_in: Double?
-        var refresh_token: String?
-        var id_token: String?
+        var accessToken: String
+        var tokenType: String
+        var expiresIn: Double?
+        var refreshToken: String?
+        var idToken: String?
         var scope: String?
+
+        enum CodingKeys: String, CodingKey {
+            case accessToken = "access_token"
+            case tokenType = "token_type"
+            case expiresIn = "expires_in"
+            case refreshToken = "refresh_token"
+            case idToken = "id_token"
+            case scope
+        }
     }
 
     /// Reads a token endpoint's successful response.
@@ -62,14 +71,14 @@ public struct OAuthCredentials: Sendable, Hashable, Codable, CustomStringConvert
         } catch {
             throw .invalidTokenResponse("the token response is not the JSON RFC 6749 §5.1 describes: \(error)")
         }
-        guard response.token_type.lowercased() == "bearer" else {
-            throw .invalidTokenResponse("the token type is '\(response.token_type)', not 'Bearer'")
+        guard response.tokenType.lowercased() == "bearer" else {
+            throw .invalidTokenResponse("the token type is '\(response.tokenType)', not 'Bearer'")
         }
         self.init(
-            accessToken: response.access_token,
-            refreshToken: response.refresh_token ?? previous?.refreshToken,
-            idToken: response.id_token ?? previous?.idToken,
-            expirationDate: response.expires_in.map { receivedAt.addingTimeInterval($0) },
+            accessToken: response.accessToken,
+            refreshToken: response.refreshToken ?? previous?.refreshToken,
+            idToken: response.idToken ?? previous?.idToken,
+            expirationDate: response.expiresIn.map { receivedAt.addingTimeInterval($0) },
             scope: response.scope ?? previous?.scope
         )
     }
