@@ -78,9 +78,9 @@ public struct IDTokenClaims: Sendable, Hashable {
     /// Checks the claims as OpenID Connect Core 3.1.3.7 steps 2–4, 9, 10 and 11 require.
     ///
     /// - Parameters:
-    ///   - issuer: The issuer from the provider's discovery document; `iss` must equal it exactly.
+    ///   - expectedIssuer: The issuer from the provider's discovery document; `iss` must equal it exactly.
     ///   - clientID: This client; `aud` must contain it, and when there are several audiences `azp` must be it.
-    ///   - nonce: The nonce sent with the authorization request, if one was; `nonce` must equal it.
+    ///   - expectedNonce: The nonce sent with the authorization request, if one was; `nonce` must equal it.
     ///   - now: The current time.
     ///   - allowedSkew: How far the client's clock may be from the server's; 5 minutes by default.
     /// - Throws: ``OAuthError/invalidIDToken(_:)`` naming the claim that failed.
