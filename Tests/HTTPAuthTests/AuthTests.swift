@@ -3,19 +3,6 @@ import HTTP
 import HTTPAuth
 import Testing
 
-/// Counts resets and loads; answers 200.
-private final class CountingLoader: HTTPLoader, @unchecked Sendable {
-    let resets = Box(0)
-    let loads = Box<[HTTPRequest]>([])
-    override func load(_ request: HTTPRequest) async -> HTTPResult {
-        loads.withLock { $0.append(request) }
-        return .success(HTTPResponse(request: request))
-    }
-    override func reset() async {
-        resets.withLock { $0 += 1 }
-    }
-}
-
 /// A pass-through sub-loader that marks requests and counts its resets.
 private final class Marker: HTTPLoader, @unchecked Sendable {
     let name: String

@@ -42,20 +42,6 @@ extension HTTPResponse {
     }
 }
 
-/// A loader that counts resets and loads, and answers 200.
-final class CountingLoader: HTTPLoader, @unchecked Sendable {
-    let resets = Locked(0)
-    let loads = Locked(0)
-    override func load(_ request: HTTPRequest) async -> HTTPResult {
-        loads.withLock { $0 += 1 }
-        return .success(HTTPResponse(request: request))
-    }
-    override func reset() async {
-        resets.withLock { $0 += 1 }
-        await super.reset()
-    }
-}
-
 /// The local servers started by `scripts/servers.sh`, handed over in environment variables.
 enum TestServers {
     static let environment = ProcessInfo.processInfo.environment

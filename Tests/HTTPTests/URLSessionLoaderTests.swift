@@ -17,6 +17,24 @@ import FoundationNetworking
         #expect(result.error?.message.contains("inject") == true)
     }
 
+    /// A body whose own header fields would inject headers.
+    private struct InjectingBody: HTTPBody {
+        var additionalHeaders: [String: String] { ["Content-Type": "text/plain\r\nX-Injected: 1"] }
+        func encode() throws -> Data { Data("x".utf8) }
+    }
+
+    @Test func aBodysHeaderFieldsAreCheckedToo() throws {
+        let request = HTTPRequest(method: .post, host: "example.com", headers: ["Accept": "a/b"], body: InjectingBody())
+        let error = try #require(throws: HTTPError.self) { try request.urlRequest() }
+        #expect(error.code == .invalidRequest)
+        #expect(error.message.hasPrefix("the body's header field 'Content-Type'"))
+        #expect(error.message.contains("inject"))
+        // The request's own field of that name wins, and the body's is never sent.
+        var overridden = request
+        overridden.headers["Content-Type"] = "text/plain"
+        #expect(try overridden.urlRequest().value(forHTTPHeaderField: "Content-Type") == "text/plain")
+    }
+
     @Test func unsupportedSchemesAreInvalid() async {
         let result = await URLSessionLoader().load(HTTPRequest(scheme: "ftp", host: "example.com"))
         #expect(result.error?.code == .invalidRequest)

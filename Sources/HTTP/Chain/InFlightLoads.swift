@@ -14,9 +14,6 @@ final class InFlightLoads: Sendable {
 
     private let state = Locked(State())
 
-    /// The number of loads currently running.
-    var count: Int { state.withLock { $0.count } }
-
     func begin() {
         state.withLock { $0.count += 1 }
     }

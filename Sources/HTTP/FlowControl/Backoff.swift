@@ -155,14 +155,6 @@ extension HTTPRetryStrategy where Self == Backoff {
     public static var never: Backoff { Backoff(schedule: .immediately, maximumNumberOfAttempts: 1) }
 }
 
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}
-
 /// `base` raised to `exponent` without Foundation, so the strategy stays usable anywhere.
 private func pow(_ base: Double, _ exponent: Double) -> Double {
     var result = 1.0

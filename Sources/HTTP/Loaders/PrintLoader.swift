@@ -66,8 +66,7 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
     }
 
     static func format(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        let milliseconds = Double(seconds) * 1_000 + Double(attoseconds) / 1e15
+        let milliseconds = duration.seconds * 1_000
         return milliseconds < 1_000
             ? String(format: "%.1f ms", milliseconds) : String(format: "%.2f s", milliseconds / 1_000)
     }

@@ -11,6 +11,11 @@ extension HTTPRequest {
     ///   non-ASCII characters (which could smuggle in extra headers).
     public func validate() throws(HTTPError) {
         _ = try validatedURL()
+        try validateHeaderFields()
+    }
+
+    /// Checks the request's own header fields (not the body's).
+    func validateHeaderFields() throws(HTTPError) {
         for field in headers {
             if let problem = Self.problem(withHeaderName: field.name) ?? Self.problem(withHeaderValue: field.value) {
                 throw invalid("header field '\(Self.printable(field.name))' \(problem)")

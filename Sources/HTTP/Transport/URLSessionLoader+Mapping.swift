@@ -17,7 +17,8 @@ extension HTTPRequest {
     /// - Throws: ``HTTPError`` with ``HTTPError/Code/invalidRequest`` when the request is malformed or its
     ///   body fails to encode (see ``validate()``).
     public func urlRequest() throws(HTTPError) -> URLRequest {
-        try validate()
+        let url = try validatedURL()  // built once: URLComponents is not cheap on Linux
+        try validateHeaderFields()
         if scheme.lowercased() != "http" && scheme.lowercased() != "https" {
             throw HTTPError(
                 .invalidRequest,
@@ -25,11 +26,14 @@ extension HTTPRequest {
                 message: "the scheme '\(scheme)' is not supported; URLSessionLoader sends http and https requests"
             )
         }
-        var urlRequest = URLRequest(url: try validatedURL())
+        var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = method.rawValue
         let body = try encodedBody()
-        for field in headersIncludingBody {
-            if let problem = Self.problem(withHeaderName: field.name) ?? Self.problem(withHeaderValue: field.value) {
+        // The request's own fields come first and were checked above; what follows them is the body's.
+        for (index, field) in headersIncludingBody.enumerated() {
+            if index >= headers.count,
+                let problem = Self.problem(withHeaderName: field.name) ?? Self.problem(withHeaderValue: field.value)
+            {
                 throw HTTPError(
                     .invalidRequest,
                     request: self,
@@ -40,8 +44,7 @@ extension HTTPRequest {
         }
         urlRequest.httpBody = body
         if let timeout {
-            let (seconds, attoseconds) = timeout.components
-            let interval = max(0.001, Double(seconds) + Double(attoseconds) / 1e18)
+            let interval = max(0.001, timeout.seconds)
             #if canImport(FoundationNetworking)
             urlRequest.timeoutInterval = interval.rounded(.up)  // corelibs truncates to whole seconds
             #else

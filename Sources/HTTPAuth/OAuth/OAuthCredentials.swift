@@ -1,4 +1,5 @@
 public import Foundation
+import HTTP
 
 /// The tokens an OAuth 2 authorization server issued, with when the access token expires.
 ///
@@ -87,8 +88,7 @@ public struct OAuthCredentials: Sendable, Hashable, Codable, CustomStringConvert
     /// never expires by this measure (the server's 401 will say).
     public func expires(within window: Duration = .zero, at now: Date) -> Bool {
         guard let expirationDate else { return false }
-        let (seconds, attoseconds) = window.components
-        return expirationDate.timeIntervalSince(now) <= Double(seconds) + Double(attoseconds) / 1e18
+        return expirationDate.timeIntervalSince(now) <= window.seconds
     }
 
     /// `Authorization: Bearer <token>` (RFC 6750 §2.1).
