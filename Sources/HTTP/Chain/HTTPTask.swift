@@ -39,15 +39,20 @@ public final class HTTPTask: Sendable {
 
     /// Cancels the load. The completion handler runs at once with ``HTTPError/Code/cancelled`` unless the
     /// task already completed; cancelling twice, or after completion, does nothing.
-    public func cancel() {
+    ///
+    /// - Returns: Whether this call cancelled the task — `false` when it had already completed (its handler
+    ///   may still be running with the result that won).
+    @discardableResult
+    public func cancel() -> Bool {
         let taken = state.withLock { state -> (@Sendable (HTTPResult) -> Void, (@Sendable () -> Void)?)? in
             guard case .running(let completion, let onCancel) = state else { return nil }
             state = .finished
             return (completion, onCancel)
         }
-        guard let (completion, onCancel) = taken else { return }
+        guard let (completion, onCancel) = taken else { return false }
         onCancel?()
         completion(.failure(HTTPError(.cancelled, request: request)))
+        return true
     }
 
     /// Completes the task with `result`, unless it already completed. Returns whether this call completed it.
