@@ -114,7 +114,13 @@ private final class RandomLatencyTerminal: HTTPLoader, @unchecked Sendable {
         // Cancel the hanging loads, then reset the chain while the other cancellations happen.
         var resetTask: Task<Void, Never>?
         for (offset, index) in cancelOrder.enumerated() {
-            if offset == hanging.count { resetTask = Task { await chain.reset() } }
+            if offset == hanging.count {
+                // Let some loads succeed first, so the happy path is exercised however slowly the tasks start.
+                await eventually(seconds: 30) {
+                    records.withLock { $0.values.contains { $0.completions.first?.response != nil } }
+                }
+                resetTask = Task { await chain.reset() }
+            }
             if offset.isMultiple(of: 50) { await Task.yield() }
             let handle = handles[index]
             if handle.cancel() { records.withLock { $0[handle.id]!.cancelTookEffect = true } }
