@@ -75,7 +75,8 @@ private final class SharedDownstream: HTTPLoader, @unchecked Sendable {
     private let resetsInProgress = Locked(0)
 
     override func load(_ request: HTTPRequest) async -> HTTPResult {
-        if resetsInProgress.value > 0 {
+        // A sub-loader's own requests pass: logging out may revoke tokens while `Auth` resets.
+        if resetsInProgress.value > 0, !request.isAuthorizationServerTraffic {
             return .failure(
                 HTTPError(.resetInProgress, request: request, message: "refused by Auth while the chain resets")
             )

@@ -3,7 +3,8 @@ import Foundation
 extension HTTPRequest {
     /// A `curl` command line that sends this request, for reproducing it in a terminal or a bug report.
     ///
-    /// Header fields named by `redaction` are replaced by a placeholder, so the command is safe to paste
+    /// Header fields named by `redaction` are replaced by a placeholder, and so are the values of its body
+    /// fields in a form body (a token request's `refresh_token`, `code`, …), so the command is safe to paste
     /// into a ticket; pass ``Redaction/none`` for a command that really authenticates. The body is sent
     /// byte for byte (`--data-binary`), using `$'…'` quoting when it is not printable text.
     ///
@@ -29,7 +30,14 @@ extension HTTPRequest {
             lines.append("-H " + Self.shellQuote("\(field.name): \(redaction.display(field.value, for: field.name))"))
         }
         if let encodedBody {
-            lines.append("--data-binary " + Self.shellQuote(encodedBody))
+            let contentType = headersIncludingBody["Content-Type"]
+            if contentType?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true,
+                !redaction.bodyFieldNames.isEmpty, let form = String(data: encodedBody, encoding: .utf8)
+            {
+                lines.append("--data-binary " + Self.shellQuote(redaction.display(formBody: form)))
+            } else {
+                lines.append("--data-binary " + Self.shellQuote(encodedBody))
+            }
         }
         var command = lines.joined(separator: " \\\n  ")
         if let bodyProblem { command += "\n# \(bodyProblem)" }

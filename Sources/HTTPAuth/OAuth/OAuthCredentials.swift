@@ -22,19 +22,23 @@ public struct OAuthCredentials: Sendable, Hashable, Codable, CustomStringConvert
     public var expirationDate: Date?
     /// The granted scopes, if the server listed them.
     public var scope: String?
+    /// When the access token was issued, if known: with ``expirationDate`` it gives the token's lifetime.
+    public var issuedAt: Date?
 
     public init(
         accessToken: String,
         refreshToken: String? = nil,
         idToken: String? = nil,
         expirationDate: Date? = nil,
-        scope: String? = nil
+        scope: String? = nil,
+        issuedAt: Date? = nil
     ) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.idToken = idToken
         self.expirationDate = expirationDate
         self.scope = scope
+        self.issuedAt = issuedAt
     }
 
     /// The fields of a successful token response (RFC 6749 §5.1).
@@ -80,7 +84,8 @@ public struct OAuthCredentials: Sendable, Hashable, Codable, CustomStringConvert
             refreshToken: response.refreshToken ?? previous?.refreshToken,
             idToken: response.idToken ?? previous?.idToken,
             expirationDate: response.expiresIn.map { receivedAt.addingTimeInterval($0) },
-            scope: response.scope ?? previous?.scope
+            scope: response.scope ?? previous?.scope,
+            issuedAt: receivedAt
         )
     }
 
@@ -89,6 +94,12 @@ public struct OAuthCredentials: Sendable, Hashable, Codable, CustomStringConvert
     public func expires(within window: Duration = .zero, at now: Date) -> Bool {
         guard let expirationDate else { return false }
         return expirationDate.timeIntervalSince(now) <= window.seconds
+    }
+
+    /// How long the access token was issued for, when both ends are known.
+    public var lifetime: Duration? {
+        guard let issuedAt, let expirationDate else { return nil }
+        return .seconds(expirationDate.timeIntervalSince(issuedAt))
     }
 
     /// `Authorization: Bearer <token>` (RFC 6750 §2.1).
@@ -103,17 +114,3 @@ public struct OAuthCredentials: Sendable, Hashable, Codable, CustomStringConvert
     public var debugDescription: String { description }
 }
 
-/// Why an OAuth or OpenID Connect step failed.
-public enum OAuthError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The token endpoint's answer could not be used.
-    case invalidTokenResponse(String)
-    /// The ID token was malformed or its claims failed validation (OpenID Connect Core 3.1.3.7).
-    case invalidIDToken(String)
-
-    public var description: String {
-        switch self {
-        case .invalidTokenResponse(let reason): "invalid token response: \(reason)"
-        case .invalidIDToken(let reason): "invalid ID token: \(reason)"
-        }
-    }
-}

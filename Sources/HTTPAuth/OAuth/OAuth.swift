@@ -1,0 +1,403 @@
+public import Foundation
+public import HTTP
+
+/// A loader that authorizes requests with OAuth 2 bearer tokens, logging in, refreshing and logging out
+/// through an ``OAuthStateMachine`` (the series' parts 14–15).
+///
+/// ```swift
+/// let oauth = OAuth(configuration: configuration, delegate: sessionController)
+/// let chain = ApplyEnvironment(environment: .production) --> oauth --> Retry() --> Throttle() --> URLSessionLoader()
+///
+/// var request = HTTPRequest(path: "/me")
+/// request.authenticationMethod = .oauth
+/// ```
+///
+/// ## Which requests, and where tokens go
+/// A request whose `HTTPRequest.authenticationMethod` is not `.oauth` passes through untouched. A request
+/// for a host outside ``OAuthConfiguration/resourceHosts`` fails with `HTTPError.Code.cannotAuthenticate`
+/// rather than carry the token there. The loader's own requests — discovery, token, revocation — go down the
+/// chain unauthenticated, bypass `Throttle`, and never come back through `OAuth`, so they cannot trigger a
+/// refresh themselves.
+///
+/// ## The four situations
+/// - **Idle** (no credentials): the first request starts a flow — saved credentials, else a login.
+/// - **Authorizing** (a flow runs): requests wait, and are released together with the new token or failed
+///   together with the flow's error. A waiting request whose task is cancelled completes
+///   `HTTPError.Code.cancelled` at once.
+/// - **Authorized, valid**: requests go out with `Authorization: Bearer …` at once.
+/// - **Authorized, expiring**: the token expires within ``OAuthConfiguration/refreshWindow`` (or half its
+///   lifetime, if sooner). The first request starts a refresh; every request arriving meanwhile waits for it
+///   instead of going out with a stale token — one token-endpoint call however many requests.
+///
+/// ## Refusals
+/// A `401` for a request sent with the current token means the server revoked it: one refresh (shared with
+/// every request that hit the same `401`), then the request is replayed once. A `401` for a request sent
+/// with an older token is replayed with the current one, without refreshing. A request is replayed at most
+/// once; ``OAuthConfiguration/refreshLimit`` stops a server that rejects every fresh token from causing
+/// refresh after refresh. A refresh answered `invalid_grant` deletes the credentials and logs in again, or
+/// fails (``OAuthConfiguration/onInvalidGrant``).
+///
+/// ## Reset is logout
+/// ``reset()`` fails waiting requests with `HTTPError.Code.resetInProgress`, interrupts a running flow
+/// (a login in progress stops waiting for the user), revokes the tokens when the server has a revocation
+/// endpoint, deletes the saved credentials, ends the provider's session through the delegate, and then
+/// resets the rest of the chain. Requests arriving during the reset fail with `.resetInProgress`.
+// Safety: the configuration is immutable; everything else lives in `state`, behind a lock.
+public final class OAuth: HTTPLoader, @unchecked Sendable {
+    /// The seed's four situations, as ``situation`` reports them.
+    public enum Situation: Sendable, Hashable {
+        /// No credentials and no flow running.
+        case idle
+        /// A flow is running; requests wait for it.
+        case authorizing
+        /// Credentials that are not about to expire.
+        case authorized
+        /// Credentials that expire within the refresh window; the next request refreshes them.
+        case expired
+    }
+
+    private enum Answer: Sendable {
+        case credentials(OAuthCredentials)
+        case failed(HTTPError.Code, String, OAuthError?)
+    }
+
+    private struct WeakDelegate {
+        weak var value: (any OAuthDelegate)?
+    }
+
+    private struct Flow {
+        var id: UInt64
+        var task: Task<Void, Never>?
+    }
+
+    private struct State {
+        var credentials: OAuthCredentials?
+        /// Whether the delegate's saved credentials were read (or replaced) already.
+        var knowsSavedCredentials = false
+        var endpoints: OAuthEndpoints?
+        var flow: Flow?
+        var nextFlowID: UInt64 = 0
+        var resetsInProgress = 0
+        var waiters: [UInt64: CheckedContinuation<Answer, Never>] = [:]
+        var nextWaiterID: UInt64 = 0
+        var refreshTimes: [Date] = []
+        var observers: [UInt64: AsyncStream<OAuthSessionState>.Continuation] = [:]
+        var nextObserverID: UInt64 = 0
+        var delegate = WeakDelegate()
+        var lastFlowPath: [OAuthStateMachine.State] = []
+    }
+
+    /// How the loader talks to its authorization server.
+    public let configuration: OAuthConfiguration
+    let now: @Sendable () -> Date
+    private let state = Locked(State())
+
+    /// - Parameters:
+    ///   - configuration: The server, the client, and the refresh rules.
+    ///   - credentials: Credentials to start with, if already known; otherwise the delegate's saved ones are
+    ///     read on first use.
+    ///   - delegate: Stores credentials and shows login and logout pages. Held weakly.
+    ///   - now: The current time, for token expiry; tests pass a controllable one.
+    public init(
+        configuration: OAuthConfiguration,
+        credentials: OAuthCredentials? = nil,
+        delegate: (any OAuthDelegate)? = nil,
+        now: @escaping @Sendable () -> Date = Date.init
+    ) {
+        self.configuration = configuration
+        self.now = now
+        super.init()
+        state.withLock { state in
+            state.credentials = credentials
+            state.knowsSavedCredentials = credentials != nil
+            if case .known(let endpoints) = configuration.endpoints { state.endpoints = endpoints }
+            state.delegate.value = delegate
+        }
+    }
+
+    /// Stores credentials and shows login and logout pages. Held weakly.
+    public var delegate: (any OAuthDelegate)? {
+        get { state.withLock { $0.delegate.value } }
+        set { state.withLock { $0.delegate.value = newValue } }
+    }
+
+    /// The current credentials, if any.
+    public var credentials: OAuthCredentials? { state.withLock { $0.credentials } }
+
+    /// Which of the four situations the loader is in.
+    public var situation: Situation {
+        state.withLock { state in
+            if state.flow != nil { return .authorizing }
+            guard let credentials = state.credentials else { return .idle }
+            return needsRefresh(credentials) ? .expired : .authorized
+        }
+    }
+
+    /// The number of requests waiting for a flow.
+    public var waitingCount: Int { state.withLock { $0.waiters.count } }
+
+    /// The states the last finished flow went through (a reset's logout included).
+    public var lastFlowPath: [OAuthStateMachine.State] { state.withLock { $0.lastFlowPath } }
+
+    /// The session's state now, then every change: logged in, refreshed, logged out (with the error that
+    /// caused it). Each call returns a new stream; it ends when the loader is deallocated or the consumer
+    /// stops iterating.
+    ///
+    /// ```swift
+    /// for await session in oauth.sessionStates() {
+    ///     if case .loggedOut = session { showLogin() }
+    /// }
+    /// ```
+    public func sessionStates() -> AsyncStream<OAuthSessionState> {
+        let (stream, continuation) = AsyncStream.makeStream(of: OAuthSessionState.self)
+        let id = state.withLock { state -> UInt64 in
+            state.nextObserverID += 1
+            state.observers[state.nextObserverID] = continuation
+            continuation.yield(state.credentials == nil ? .loggedOut(nil) : .loggedIn)
+            return state.nextObserverID
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    deinit {
+        for observer in state.withLock({ $0.observers.values }) { observer.finish() }
+    }
+
+    private func publish(_ session: OAuthSessionState) {
+        for observer in state.withLock({ Array($0.observers.values) }) { observer.yield(session) }
+    }
+
+    // MARK: - Loading
+
+    public override func load(_ request: HTTPRequest) async -> HTTPResult {
+        guard request.authenticationMethod == .oauth else { return await super.load(request) }
+        guard let host = request.host?.lowercased(), configuration.resourceHosts.contains(host) else {
+            return .failure(
+                HTTPError(
+                    .cannotAuthenticate,
+                    request: request,
+                    message: "OAuth tokens are for \(configuration.resourceHosts.sorted().joined(separator: ", ")), "
+                        + "not for \(request.host ?? "a request without a host")"
+                )
+            )
+        }
+        var rejectedToken: String?
+        while true {
+            let credentials: OAuthCredentials
+            switch await currentCredentials(rejectedToken: rejectedToken) {
+            case .credentials(let current): credentials = current
+            case .failed(let code, let message, let reason):
+                return .failure(HTTPError(code, request: request, message: message, underlyingError: reason))
+            }
+            var authorized = request
+            authorized.headers["Authorization"] = credentials.authorizationHeaderValue
+            let result = await super.load(authorized)
+            guard case .success(let response) = result, response.status == .unauthorized, rejectedToken == nil else {
+                return result
+            }
+            rejectedToken = credentials.accessToken
+        }
+    }
+
+    /// Whether credentials should be refreshed before use: they expire within the refresh window, or within
+    /// half their lifetime when that is shorter.
+    func needsRefresh(_ credentials: OAuthCredentials) -> Bool {
+        var window = configuration.refreshWindow
+        if let lifetime = credentials.lifetime { window = min(window, lifetime / 2) }
+        return credentials.expires(within: window, at: now())
+    }
+
+    /// Credentials to send, waiting for a flow when there are none usable. `rejectedToken` is the token a
+    /// server just refused with `401`: if it is still the current one, it is refreshed.
+    private func currentCredentials(rejectedToken: String?) async -> Answer {
+        if Task.isCancelled { return .failed(.cancelled, "cancelled while waiting for authorization", nil) }
+        let id = state.withLock { state -> UInt64 in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let decision = state.withLock { state -> (Answer?, start: (UInt64, OAuthStateMachine.State)?) in
+                    if state.resetsInProgress > 0 {
+                        return (.failed(.resetInProgress, "the OAuth loader is logging out", nil), nil)
+                    }
+                    if let credentials = state.credentials, credentials.accessToken != rejectedToken,
+                        !needsRefresh(credentials)
+                    {
+                        return (.credentials(credentials), nil)
+                    }
+                    if Task.isCancelled {
+                        return (.failed(.cancelled, "cancelled while waiting for authorization", nil), nil)
+                    }
+                    state.waiters[id] = continuation
+                    guard state.flow == nil else { return (nil, nil) }
+                    let start: OAuthStateMachine.State
+                    if let credentials = state.credentials {
+                        start = credentials.refreshToken == nil ? .logIn : .refreshTokens
+                    } else {
+                        start = state.knowsSavedCredentials ? .logIn : .getSavedCredentials
+                    }
+                    state.nextFlowID += 1
+                    state.flow = Flow(id: state.nextFlowID)
+                    return (nil, (state.nextFlowID, start))
+                }
+                if let answer = decision.0 { continuation.resume(returning: answer) }
+                if let (flowID, start) = decision.start { startFlow(flowID, from: start) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.resume(returning: .failed(.cancelled, "cancelled while waiting for authorization", nil))
+        }
+    }
+
+    private func startFlow(_ flowID: UInt64, from start: OAuthStateMachine.State) {
+        let credentials = state.withLock { $0.credentials }
+        let task = Task {
+            let machine = OAuthStateMachine(loader: self)
+            let outcome = await machine.run(from: start, credentials: credentials)
+            self.finishFlow(flowID, outcome: outcome, path: machine.path)
+        }
+        let superseded = state.withLock { state -> Bool in
+            guard state.flow?.id == flowID else { return true }
+            state.flow?.task = task
+            return false
+        }
+        if superseded { task.cancel() }  // a reset came first
+    }
+
+    private func finishFlow(_ flowID: UInt64, outcome: OAuthStateMachine.Outcome, path: [OAuthStateMachine.State]) {
+        let (waiters, answer, session) = state.withLock {
+            state -> ([CheckedContinuation<Answer, Never>], Answer, OAuthSessionState?) in
+            guard state.flow?.id == flowID else { return ([], .failed(.resetInProgress, "", nil), nil) }
+            state.flow = nil
+            state.lastFlowPath = path
+            let waiters = Array(state.waiters.values)
+            state.waiters = [:]
+            switch outcome {
+            case .authorized(let credentials, let session):
+                state.credentials = credentials
+                state.knowsSavedCredentials = true
+                return (waiters, .credentials(credentials), session)
+            case .failed(let error, let deletedCredentials):
+                var session: OAuthSessionState?
+                if deletedCredentials {
+                    state.credentials = nil
+                    state.knowsSavedCredentials = true
+                    session = .loggedOut(error)
+                }
+                return (waiters, .failed(.cannotAuthenticate, error.description, error), session)
+            case .loggedOut(let problem):
+                state.credentials = nil
+                return (waiters, .failed(.cannotAuthenticate, "logged out", problem), .loggedOut(problem))
+            case .interrupted:
+                return (waiters, .failed(.resetInProgress, "the authorization flow was interrupted", nil), nil)
+            }
+        }
+        for waiter in waiters { waiter.resume(returning: answer) }
+        if let session { publish(session) }
+    }
+
+    // MARK: - Reset
+
+    /// Logs out: fails waiting requests with `HTTPError.Code.resetInProgress`, interrupts a running flow,
+    /// revokes the tokens, deletes the saved credentials, ends the provider's session, then resets the rest of
+    /// the chain.
+    public override func reset() async {
+        let (flow, waiters, credentials) = state.withLock {
+            state -> (Flow?, [CheckedContinuation<Answer, Never>], OAuthCredentials?) in
+            state.resetsInProgress += 1
+            defer {
+                state.flow = nil
+                state.waiters = [:]
+                state.credentials = nil
+                state.knowsSavedCredentials = false
+            }
+            return (state.flow, Array(state.waiters.values), state.credentials)
+        }
+        for waiter in waiters {
+            waiter.resume(returning: .failed(.resetInProgress, "the OAuth loader logged out while this request waited", nil))
+        }
+        flow?.task?.cancel()
+        await flow?.task?.value
+
+        let machine = OAuthStateMachine(loader: self)
+        let outcome = await machine.run(from: .logOut, credentials: credentials)
+        var problem: OAuthError?
+        if case .loggedOut(let error) = outcome { problem = error }
+        state.withLock { state in
+            state.lastFlowPath = machine.path
+            state.refreshTimes = []
+            state.resetsInProgress -= 1
+        }
+        publish(.loggedOut(problem))
+        await super.reset()
+    }
+
+    // MARK: - For the state machine
+
+    var knownEndpoints: OAuthEndpoints? { state.withLock { $0.endpoints } }
+
+    func cache(_ endpoints: OAuthEndpoints) {
+        state.withLock { $0.endpoints = endpoints }
+    }
+
+    /// Sends one of the loader's own requests (discovery, token, revocation) down the chain.
+    func sendDownstream(_ request: HTTPRequest) async -> HTTPResult {
+        await super.load(request)
+    }
+
+    /// Counts a refresh, or refuses it when the refresh limit is reached.
+    func recordRefresh() throws(OAuthError) {
+        let limit = configuration.refreshLimit
+        let now = now()
+        let allowed = state.withLock { state -> Bool in
+            state.refreshTimes.removeAll { now.timeIntervalSince($0) >= limit.window.seconds }
+            guard state.refreshTimes.count < limit.maximumRefreshes else { return false }
+            state.refreshTimes.append(now)
+            return true
+        }
+        if !allowed { throw .refreshLoop(refreshes: limit.maximumRefreshes, window: limit.window) }
+    }
+
+    func loadSavedCredentials() async -> OAuthCredentials? {
+        guard let delegate else { return nil }
+        return try? await delegate.savedCredentials(for: self)
+    }
+
+    func saveCredentials(_ credentials: OAuthCredentials) async {
+        try? await delegate?.save(credentials, for: self)
+    }
+
+    /// Deletes the saved credentials; returns the store's error, if any.
+    func deleteSavedCredentials() async -> OAuthError? {
+        do {
+            try await delegate?.deleteCredentials(for: self)
+            return nil
+        } catch {
+            return .credentialStore("deleting the saved credentials failed: \(error)")
+        }
+    }
+}
+
+// MARK: - The loader's own traffic
+
+/// Marks requests that an authentication loader sends for itself (discovery, tokens, revocation).
+enum AuthorizationServerTraffic: HTTPRequestOption {
+    static let defaultOptionValue = false
+}
+
+extension HTTPRequest {
+    /// Whether an authentication loader sent this request for itself.
+    var isAuthorizationServerTraffic: Bool { self[option: AuthorizationServerTraffic.self] }
+
+    /// Marks the request as an authentication loader's own: unauthenticated, not throttled, and let through
+    /// by ``Auth`` while it resets (a logout's revocation request).
+    mutating func markAsAuthorizationServerTraffic() {
+        self[option: AuthorizationServerTraffic.self] = true
+        authenticationMethod = nil
+        throttle = .never
+    }
+}

@@ -1,0 +1,78 @@
+public import Foundation
+
+/// What an ``OAuth`` loader needs from the app: persisted credentials, and a browser for login and logout.
+///
+/// Only ``logIn(at:for:)`` is required. Without the storage methods, credentials live in memory only;
+/// without ``logOut(at:for:)``, the provider's session is not ended on reset.
+///
+/// ```swift
+/// final class SessionController: OAuthDelegate {
+///     let store = FileCredentialStore(directory: supportDirectory)
+///
+///     func savedCredentials(for loader: OAuth) async throws -> OAuthCredentials? {
+///         try await store.load(OAuthCredentials.self, for: "oauth")
+///     }
+///     func save(_ credentials: OAuthCredentials, for loader: OAuth) async throws {
+///         try await store.save(credentials, for: "oauth")
+///     }
+///     func deleteCredentials(for loader: OAuth) async throws {
+///         try await store.delete(for: "oauth")
+///     }
+///     func logIn(at url: URL, for loader: OAuth) async -> URL? {
+///         await browser.open(url, waitingForRedirectTo: redirectURI)  // nil when the user closes it
+///     }
+/// }
+/// ```
+public protocol OAuthDelegate: AnyObject, Sendable {
+    /// The credentials saved by an earlier session, or `nil`.
+    ///
+    /// An error is not fatal: the loader logs in again, and the new credentials replace the unreadable ones.
+    func savedCredentials(for loader: OAuth) async throws -> OAuthCredentials?
+
+    /// Saves new credentials (after a login or a refresh). An error leaves them in memory only.
+    func save(_ credentials: OAuthCredentials, for loader: OAuth) async throws
+
+    /// Deletes the saved credentials (on logout, or when the server rejected them).
+    func deleteCredentials(for loader: OAuth) async throws
+
+    /// Shows the login page at `url` (a browser, `ASWebAuthenticationSession`) and returns the URL the server
+    /// redirected to, which carries the code — or `nil` when the user cancelled.
+    ///
+    /// A reset while this runs interrupts the login: the loader stops waiting for the answer, and the task
+    /// that called this method is cancelled.
+    func logIn(at url: URL, for loader: OAuth) async -> URL?
+
+    /// Shows the provider's end-session page at `url`, ending the user's session there too.
+    func logOut(at url: URL, for loader: OAuth) async
+}
+
+extension OAuthDelegate {
+    /// Nothing is saved: returns `nil`.
+    public func savedCredentials(for loader: OAuth) async throws -> OAuthCredentials? { nil }
+    /// Nothing is saved: does nothing.
+    public func save(_ credentials: OAuthCredentials, for loader: OAuth) async throws {}
+    /// Nothing is saved: does nothing.
+    public func deleteCredentials(for loader: OAuth) async throws {}
+    /// Does nothing: the provider's session stays open.
+    public func logOut(at url: URL, for loader: OAuth) async {}
+}
+
+/// Where an ``OAuth`` loader's session stands, as ``OAuth/sessionStates()`` reports it.
+public enum OAuthSessionState: Sendable, Hashable, CustomStringConvertible {
+    /// Credentials were obtained by a login or read from storage.
+    case loggedIn
+    /// The access token was refreshed.
+    case refreshed
+    /// There are no credentials: not logged in yet, logged out by a reset (`nil`), or because of the error
+    /// that made the loader delete them (a rejected refresh token, a failed login after one).
+    case loggedOut(OAuthError?)
+
+    public var description: String {
+        switch self {
+        case .loggedIn: "logged in"
+        case .refreshed: "refreshed"
+        case .loggedOut(nil): "logged out"
+        case .loggedOut(let error?): "logged out: \(error)"
+        }
+    }
+}
