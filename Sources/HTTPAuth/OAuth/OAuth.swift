@@ -318,7 +318,8 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
             return (state.flow, Array(state.waiters.values), state.credentials)
         }
         for waiter in waiters {
-            waiter.resume(returning: .failed(.resetInProgress, "the OAuth loader logged out while this request waited", nil))
+            waiter.resume(
+                returning: .failed(.resetInProgress, "the OAuth loader logged out while this request waited", nil))
         }
         flow?.task?.cancel()
         await flow?.task?.value

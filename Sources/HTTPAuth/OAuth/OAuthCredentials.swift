@@ -113,4 +113,3 @@ public struct OAuthCredentials: Sendable, Hashable, Codable, CustomStringConvert
 
     public var debugDescription: String { description }
 }
-

@@ -85,8 +85,11 @@ public final class OAuthStateMachine: Sendable {
         var result: OAuthSessionState = .loggedIn
         while true {
             if state != .logOut, state != .done, Task.isCancelled { return .interrupted }
-            enter(state)
             do throws(OAuthError) {
+                if state == .logIn || state == .getTokens || state == .refreshTokens {
+                    _ = try await endpoints()  // Discovery first, when the endpoints are not known yet
+                }
+                enter(state)
                 switch state {
                 case .discovery, .done:
                     // Discovery is entered by `endpoints()`; Done is where every successful path ends.
@@ -249,7 +252,8 @@ public final class OAuthStateMachine: Sendable {
             components.port == redirect?.port,
             components.path == redirect?.path
         else {
-            throw .invalidCallback("the callback is not for the redirect URI \(configuration.redirectURI.absoluteString)")
+            throw .invalidCallback(
+                "the callback is not for the redirect URI \(configuration.redirectURI.absoluteString)")
         }
         let items = components.queryItems ?? []
         func value(_ name: String) -> String? { items.first { $0.name == name }?.value }
@@ -282,7 +286,9 @@ public final class OAuthStateMachine: Sendable {
         return credentials
     }
 
-    private func refresh(_ current: OAuthCredentials, refreshToken: String) async throws(OAuthError)
+    private func refresh(
+        _ current: OAuthCredentials, refreshToken: String
+    ) async throws(OAuthError)
         -> OAuthCredentials
     {
         let endpoints = try await endpoints()
@@ -348,7 +354,9 @@ public final class OAuthStateMachine: Sendable {
 
     /// Posts a form to one of the server's endpoints, authenticating the client (RFC 6749 §2.3.1): HTTP Basic
     /// with the secret for a confidential client, `client_id` in the form for a public one.
-    private func post(_ fields: [URLQueryItem], to endpoint: URL, what: String) async throws(OAuthError)
+    private func post(
+        _ fields: [URLQueryItem], to endpoint: URL, what: String
+    ) async throws(OAuthError)
         -> HTTPResponse
     {
         var fields = fields
@@ -398,7 +406,10 @@ public final class OAuthStateMachine: Sendable {
             for case let (token, hint)? in tokens {
                 do {
                     let response = try await post(
-                        [URLQueryItem(name: "token", value: token), URLQueryItem(name: "token_type_hint", value: hint)],
+                        [
+                            URLQueryItem(name: "token", value: token),
+                            URLQueryItem(name: "token_type_hint", value: hint),
+                        ],
                         to: revocation,
                         what: "revocation endpoint"
                     )

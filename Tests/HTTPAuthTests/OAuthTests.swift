@@ -1,0 +1,577 @@
+import Foundation
+import HTTP
+import Testing
+
+@testable import HTTPAuth
+
+/// An OAuth loader in front of a fake authorization and resource server, with a controllable clock.
+private struct Fixture {
+    let clock = TestClock()
+    let server: FakeAuthorizationServer
+    let delegate: OAuthTestDelegate
+    let oauth: OAuth
+
+    init(
+        configuration: OAuthConfiguration = oauthConfiguration(),
+        credentials: OAuthCredentials? = nil,
+        saved: OAuthCredentials? = nil,
+        holdsLogins: Bool = false,
+        through middle: HTTPLoader? = nil,
+        answer: (@Sendable (FakeAuthorizationServer, URL) -> URL?)? = nil
+    ) {
+        let server = FakeAuthorizationServer(clock: clock)
+        self.server = server
+        if let answer {
+            delegate = OAuthTestDelegate(saved: saved, holdsLogins: holdsLogins) { answer(server, $0) }
+        } else {
+            delegate = OAuthTestDelegate(server: server, saved: saved, holdsLogins: holdsLogins)
+        }
+        oauth = OAuth(configuration: configuration, credentials: credentials, delegate: delegate, now: clock.read)
+        if let middle {
+            oauth.nextLoader = middle
+            middle.nextLoader = server
+        } else {
+            oauth.nextLoader = server
+        }
+    }
+
+    func load(_ request: HTTPRequest = apiRequest()) async -> HTTPResult {
+        await oauth.load(request)
+    }
+
+    /// Logs in with a first request.
+    func logIn() async throws {
+        let result = await load()
+        try #require(result.response?.status == .ok, "login failed: \(String(describing: result.error))")
+    }
+
+    func oauthError(_ result: HTTPResult) -> OAuthError? {
+        result.error?.underlyingError as? OAuthError
+    }
+}
+
+@Suite struct OAuthLoginTests {
+    @Test func theFirstRequestLogsInWithPKCEStateAndNonceAndIsSentWithTheToken() async throws {
+        let fixture = Fixture()
+        let states = fixture.oauth.sessionStates()
+        var iterator = states.makeAsyncIterator()
+        #expect(await iterator.next() == .loggedOut(nil))
+
+        let result = await fixture.load()
+        #expect(result.response?.status == .ok)
+        #expect(
+            fixture.oauth.lastFlowPath == [.getSavedCredentials, .discovery, .logIn, .getTokens, .done])
+
+        // The login page got a PKCE S256 challenge, a state and a nonce, for this client and redirect URI.
+        let loginURL = try #require(fixture.delegate.state.value.loginURLs.first)
+        #expect(loginURL.host == "id.example.com" && loginURL.path == "/authorize")
+        #expect(loginURL.queryValue("response_type") == "code")
+        #expect(loginURL.queryValue("client_id") == "test-app")
+        #expect(loginURL.queryValue("redirect_uri") == redirectURI.absoluteString)
+        #expect(loginURL.queryValue("scope") == "openid profile")
+        #expect(loginURL.queryValue("code_challenge_method") == "S256")
+        #expect(loginURL.queryValue("state")?.count == 43)
+        #expect(loginURL.queryValue("nonce")?.count == 43)
+
+        // The token request redeemed the code with the verifier behind that challenge, unauthenticated.
+        let tokenRequest = try #require(fixture.server.tokenRequests.first)
+        let form = fixture.server.form(tokenRequest)
+        #expect(form["grant_type"] == "authorization_code")
+        #expect(form["client_id"] == "test-app")
+        #expect(try PKCE(verifier: #require(form["code_verifier"])).challenge == loginURL.queryValue("code_challenge"))
+        #expect(tokenRequest.headers["Authorization"] == nil)
+        #expect(tokenRequest.throttle == .never)
+        #expect(tokenRequest.authenticationMethod == nil)
+
+        // The resource request carried the new token; the credentials were saved.
+        let saved = try #require(fixture.delegate.state.value.saved)
+        #expect(fixture.server.resourceRequests.last?.headers["Authorization"] == "Bearer \(saved.accessToken)")
+        #expect(fixture.oauth.credentials == saved)
+        #expect(await iterator.next() == .loggedIn)
+        #expect(fixture.oauth.situation == .authorized)
+    }
+
+    @Test func twoLoginsUseFreshStateNonceAndVerifier() async throws {
+        let fixture = Fixture()
+        try await fixture.logIn()
+        await fixture.oauth.reset()
+        try await fixture.logIn()
+        let urls = fixture.delegate.state.value.loginURLs
+        try #require(urls.count == 2)
+        for name in ["state", "nonce", "code_challenge"] {
+            #expect(urls[0].queryValue(name) != urls[1].queryValue(name), "\(name) was reused")
+        }
+    }
+
+    @Test func requestsArrivingDuringALoginWaitAndAreReleasedTogether() async throws {
+        let fixture = Fixture(holdsLogins: true)
+        let loads = (0..<20).map { index in Task { await fixture.load(apiRequest("/item/\(index)")) } }
+        await eventually { fixture.oauth.waitingCount == 20 && fixture.delegate.heldLoginCount == 1 }
+        #expect(fixture.oauth.situation == .authorizing)
+        #expect(fixture.server.resourceRequests.isEmpty)
+        fixture.delegate.releaseLogins()
+        for load in loads { #expect(await load.value.response?.status == .ok) }
+        #expect(fixture.delegate.loginCount == 1)
+        #expect(fixture.server.tokenRequestCount == 1)
+    }
+
+    @Test func savedValidCredentialsAreUsedWithoutALogin() async throws {
+        let clock = TestClock()
+        let saved = OAuthCredentials(
+            accessToken: "saved", refreshToken: "r", expirationDate: clock.now.addingTimeInterval(3_600))
+        let fixture = Fixture(saved: saved)
+        fixture.server.state.withLock { $0.accessTokens["saved"] = .distantFuture }
+        #expect(fixture.oauth.situation == .idle)
+        #expect(await fixture.load().response?.status == .ok)
+        #expect(fixture.oauth.lastFlowPath == [.getSavedCredentials, .done])
+        #expect(fixture.delegate.loginCount == 0)
+        #expect(fixture.server.state.value.discoveryRequests == 0)
+    }
+
+    @Test func savedExpiredCredentialsAreRefreshed() async throws {
+        let fixture = Fixture()
+        fixture.server.state.withLock { $0.refreshTokens = ["saved-refresh"] }
+        fixture.delegate.state.withLock {
+            $0.saved = OAuthCredentials(
+                accessToken: "old", refreshToken: "saved-refresh",
+                expirationDate: fixture.clock.now.addingTimeInterval(-1))
+        }
+        #expect(await fixture.load().response?.status == .ok)
+        #expect(fixture.oauth.lastFlowPath == [.getSavedCredentials, .discovery, .refreshTokens, .done])
+        #expect(fixture.delegate.loginCount == 0)
+        // The refresh response had no refresh_token: the old one is kept (RFC 6749 §6).
+        #expect(fixture.oauth.credentials?.refreshToken == "saved-refresh")
+        #expect(fixture.delegate.state.value.saved?.refreshToken == "saved-refresh")
+    }
+
+    @Test func aCancelledLoginFailsEveryWaitingRequest() async throws {
+        let fixture = Fixture(answer: { _, _ in nil })
+        let results = await withTaskGroup(of: HTTPResult.self) { group in
+            for _ in 0..<5 { group.addTask { await fixture.load() } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        for result in results {
+            #expect(result.error?.code == .cannotAuthenticate)
+            #expect(fixture.oauthError(result) == .loginCancelled)
+        }
+        #expect(fixture.server.tokenRequestCount == 0)
+        #expect(fixture.oauth.situation == .idle)
+    }
+
+    @Test func aCallbackWithAnotherStateIsRejectedWithoutRedeemingTheCode() async throws {
+        let fixture = Fixture(answer: { server, url in server.signIn(at: url, state: "forged") })
+        let result = await fixture.load()
+        #expect(fixture.oauthError(result) == .stateMismatch)
+        #expect(fixture.server.tokenRequestCount == 0)
+        #expect(result.error?.message.contains("state") == true)
+    }
+
+    @Test func anErrorCallbackBecomesAClearError() async throws {
+        let fixture = Fixture(answer: { server, url in server.signIn(at: url, error: "access_denied") })
+        let result = await fixture.load()
+        #expect(
+            fixture.oauthError(result) == .authorizationDenied(error: "access_denied", description: "The user said no"))
+        #expect(result.error?.message == "the authorization server refused the login: access_denied (The user said no)")
+        #expect(fixture.server.tokenRequestCount == 0)
+    }
+
+    @Test func aCallbackForAnotherRedirectURIIsRejected() async throws {
+        let fixture = Fixture(answer: { server, url in
+            var callback = URLComponents(url: server.signIn(at: url), resolvingAgainstBaseURL: false)!
+            callback.scheme = "https"
+            callback.host = "evil.example"
+            return callback.url
+        })
+        let result = await fixture.load()
+        guard case .invalidCallback? = fixture.oauthError(result) else {
+            Issue.record("expected invalidCallback, got \(String(describing: result.error))")
+            return
+        }
+        #expect(fixture.server.tokenRequestCount == 0)
+    }
+
+    @Test func anIDTokenWithTheWrongNonceFailsTheLogin() async throws {
+        let fixture = Fixture()
+        fixture.server.state.withLock { $0.nonceOverride = "replayed" }
+        let result = await fixture.load()
+        guard case .invalidIDToken(let reason)? = fixture.oauthError(result) else {
+            Issue.record("expected invalidIDToken, got \(String(describing: result.error))")
+            return
+        }
+        #expect(reason.contains("nonce"))
+        #expect(fixture.oauth.credentials == nil)
+        #expect(fixture.delegate.state.value.saved == nil)
+    }
+
+    @Test func aConfidentialClientAuthenticatesWithHTTPBasic() async throws {
+        let fixture = Fixture(configuration: oauthConfiguration(clientSecret: "s3cr:et"))
+        try await fixture.logIn()
+        let tokenRequest = try #require(fixture.server.tokenRequests.first)
+        // RFC 6749 §2.3.1: form-encode, then Basic: "test-app:s3cr%3Aet".
+        #expect(tokenRequest.headers["Authorization"] == "Basic dGVzdC1hcHA6czNjciUzQWV0")
+        #expect(fixture.server.form(tokenRequest)["client_id"] == nil)
+    }
+
+    @Test func withoutOpenIDScopeNoIDTokenIsRequiredOrChecked() async throws {
+        let fixture = Fixture(configuration: oauthConfiguration(scopes: ["read"]))
+        try await fixture.logIn()
+        #expect(fixture.delegate.state.value.loginURLs.first?.queryValue("nonce") == nil)
+    }
+
+    @Test func noDelegateIsAClearError() async throws {
+        let clock = TestClock()
+        let oauth = OAuth(configuration: oauthConfiguration(), now: clock.read)
+        oauth.nextLoader = FakeAuthorizationServer(clock: clock)
+        let result = await oauth.load(apiRequest())
+        #expect(result.error?.underlyingError as? OAuthError == .noDelegate)
+    }
+}
+
+@Suite struct OAuthDiscoveryTests {
+    @Test func discoveryRunsOnceAndIsKeptForLaterFlows() async throws {
+        let fixture = Fixture()
+        try await fixture.logIn()
+        fixture.clock.advance(by: 3_600)
+        try await fixture.logIn()  // a refresh
+        #expect(fixture.oauth.lastFlowPath == [.refreshTokens, .done])
+        #expect(fixture.server.state.value.discoveryRequests == 1)
+    }
+
+    @Test func knownEndpointsNeedNoDiscovery() async throws {
+        let endpoints = OAuthEndpoints(
+            issuer: "https://id.example.com",
+            authorization: URL(string: "https://id.example.com/authorize")!,
+            token: URL(string: "https://id.example.com/token")!
+        )
+        let fixture = Fixture(configuration: oauthConfiguration(endpoints: .known(endpoints)))
+        try await fixture.logIn()
+        #expect(fixture.oauth.lastFlowPath == [.getSavedCredentials, .logIn, .getTokens, .done])
+        #expect(fixture.server.state.value.discoveryRequests == 0)
+    }
+
+    @Test func aDocumentForAnotherIssuerIsRejected() async throws {
+        let clock = TestClock()
+        let server = FakeAuthorizationServer(clock: clock, issuer: "https://impostor.example")
+        let delegate = OAuthTestDelegate(server: server)
+        let oauth = OAuth(configuration: oauthConfiguration(), delegate: delegate, now: clock.read)
+        oauth.nextLoader = server
+        let result = await oauth.load(apiRequest())
+        guard case .discoveryFailed(let reason)? = result.error?.underlyingError as? OAuthError else {
+            Issue.record("expected discoveryFailed, got \(String(describing: result.error))")
+            return
+        }
+        #expect(reason.contains("impostor.example"))
+        #expect(delegate.loginCount == 0)
+    }
+
+    @Test func anUnreachableIssuerIsAClearError() async throws {
+        let oauth = OAuth(
+            configuration: oauthConfiguration(), delegate: OAuthTestDelegate { _ in nil }, now: TestClock().read)
+        oauth.nextLoader = MockLoader().then(failWith: .cannotConnect)
+        let result = await oauth.load(apiRequest())
+        #expect(result.error?.code == .cannotAuthenticate)
+        #expect(result.error?.message.contains("/.well-known/openid-configuration") == true)
+    }
+}
+
+@Suite struct OAuthRefreshTests {
+    @Test func anExpiringTokenIsRefreshedBeforeUseAndConcurrentRequestsShareOneRefresh() async throws {
+        let fixture = Fixture()
+        try await fixture.logIn()
+        let firstToken = try #require(fixture.oauth.credentials?.accessToken)
+        // 3600 s tokens are refreshed 60 s before they expire.
+        fixture.clock.advance(by: 3_539)
+        #expect(fixture.oauth.situation == .authorized)
+        fixture.clock.advance(by: 2)
+        #expect(fixture.oauth.situation == .expired)
+
+        fixture.server.state.withLock { $0.holdsTokenRequests = true }
+        let loads = (0..<50).map { index in Task { await fixture.load(apiRequest("/item/\(index)")) } }
+        await eventually { fixture.oauth.waitingCount == 50 }
+        // Nobody went out with the token known to be stale.
+        #expect(fixture.server.resourceRequests.count == 1)
+        fixture.server.releaseTokenRequests()
+        for load in loads { #expect(await load.value.response?.status == .ok) }
+        #expect(fixture.server.tokenRequestCount == 2)  // the login and one refresh
+        let refresh = fixture.server.form(fixture.server.tokenRequests[1])
+        #expect(refresh["grant_type"] == "refresh_token")
+        #expect(fixture.oauth.credentials?.accessToken != firstToken)
+        #expect(fixture.oauth.lastFlowPath == [.refreshTokens, .done])
+    }
+
+    @Test func aShortLivedTokenIsRefreshedAtHalfItsLifetime() async throws {
+        let fixture = Fixture()
+        fixture.server.state.withLock { $0.lifetime = 2 }
+        try await fixture.logIn()
+        fixture.clock.advance(by: 0.9)
+        #expect(fixture.oauth.situation == .authorized)
+        try await fixture.logIn()
+        #expect(fixture.server.tokenRequestCount == 1)
+        fixture.clock.advance(by: 0.2)
+        #expect(fixture.oauth.situation == .expired)
+        try await fixture.logIn()
+        #expect(fixture.server.tokenRequestCount == 2)
+    }
+
+    @Test func aRefreshWindowCanBeConfigured() async throws {
+        var configuration = oauthConfiguration()
+        configuration.refreshWindow = .seconds(600)
+        let fixture = Fixture(configuration: configuration)
+        try await fixture.logIn()
+        fixture.clock.advance(by: 2_999)
+        #expect(fixture.oauth.situation == .authorized)
+        fixture.clock.advance(by: 2)
+        #expect(fixture.oauth.situation == .expired)
+    }
+
+    @Test func a401ForTheCurrentTokenRefreshesOnceAndReplaysTheRequest() async throws {
+        let fixture = Fixture()
+        try await fixture.logIn()
+        fixture.server.revokeAccessTokens()
+        let states = fixture.oauth.sessionStates()
+        var iterator = states.makeAsyncIterator()
+        #expect(await iterator.next() == .loggedIn)
+
+        let results = await withTaskGroup(of: HTTPResult.self) { group in
+            for _ in 0..<10 { group.addTask { await fixture.load() } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        for result in results { #expect(result.response?.status == .ok) }
+        #expect(fixture.server.tokenRequestCount == 2)  // the login and one refresh
+        #expect(await iterator.next() == .refreshed)
+    }
+
+    @Test func a401ForAnOlderTokenIsReplayedWithTheCurrentOneWithoutRefreshing() async throws {
+        let fixture = Fixture()
+        try await fixture.logIn()
+        let oldToken = try #require(fixture.oauth.credentials?.accessToken)
+        fixture.server.state.withLock { $0.holdsResourcePaths = ["/slow"] }
+        let slow = Task { await fixture.load(apiRequest("/slow")) }
+        await eventually { fixture.server.state.value.heldResources["/slow"] != nil }
+
+        // Meanwhile the token is refreshed by another request…
+        fixture.clock.advance(by: 3_590)
+        try await fixture.logIn()
+        #expect(fixture.server.tokenRequestCount == 2)
+        // …and the old one revoked: the slow request's 401 is for a token that is no longer current.
+        fixture.server.state.withLock {
+            $0.accessTokens.removeValue(forKey: oldToken)
+            $0.holdsResourcePaths = []
+        }
+        fixture.server.releaseResource("/slow")
+        #expect(await slow.value.response?.status == .ok)
+        #expect(fixture.server.tokenRequestCount == 2)
+        let replay = try #require(fixture.server.resourceRequests.last)
+        #expect(replay.headers["Authorization"] == "Bearer \(fixture.oauth.credentials!.accessToken)")
+    }
+
+    @Test func aRequestIsReplayedAtMostOnce() async throws {
+        let fixture = Fixture()
+        try await fixture.logIn()
+        fixture.server.state.withLock { $0.rejectsEveryToken = true }
+        let before = fixture.server.resourceRequests.count
+        let result = await fixture.load()
+        #expect(result.response?.status == .unauthorized)
+        #expect(fixture.server.resourceRequests.count == before + 2)
+        #expect(fixture.server.tokenRequestCount == 2)
+    }
+
+    @Test func theRefreshLimitStopsARefreshLoop() async throws {
+        let fixture = Fixture(
+            configuration: oauthConfiguration(refreshLimit: .init(maximumRefreshes: 2, window: .seconds(60))))
+        try await fixture.logIn()
+        fixture.server.state.withLock { $0.rejectsEveryToken = true }
+        #expect(await fixture.load().response?.status == .unauthorized)  // refresh 1
+        #expect(await fixture.load().response?.status == .unauthorized)  // refresh 2
+        let third = await fixture.load()
+        #expect(fixture.oauthError(third) == .refreshLoop(refreshes: 2, window: .seconds(60)))
+        #expect(third.error?.message.contains("refreshed 2 times within 60.0 s") == true)
+        #expect(fixture.server.tokenRequestCount == 3)
+        // The window passes: refreshing is allowed again.
+        fixture.clock.advance(by: 61)
+        fixture.server.state.withLock { $0.rejectsEveryToken = false }
+        #expect(await fixture.load().response?.status == .ok)
+    }
+
+    @Test func invalidGrantLogsInAgain() async throws {
+        let fixture = Fixture()
+        try await fixture.logIn()
+        fixture.server.revokeRefreshTokens()
+        fixture.clock.advance(by: 3_590)
+        #expect(await fixture.load().response?.status == .ok)
+        #expect(fixture.oauth.lastFlowPath == [.refreshTokens, .logIn, .getTokens, .done])
+        #expect(fixture.delegate.loginCount == 2)
+        #expect(fixture.delegate.state.value.deletions == 1)
+    }
+
+    @Test func invalidGrantCanFailInsteadAndReportsTheLogout() async throws {
+        let fixture = Fixture(configuration: oauthConfiguration(onInvalidGrant: .fail))
+        try await fixture.logIn()
+        let states = fixture.oauth.sessionStates()
+        var iterator = states.makeAsyncIterator()
+        #expect(await iterator.next() == .loggedIn)
+        fixture.server.revokeRefreshTokens()
+        fixture.clock.advance(by: 3_590)
+        let result = await fixture.load()
+        let expected = OAuthError.refreshRejected(description: "the refresh token is not valid")
+        #expect(fixture.oauthError(result) == expected)
+        #expect(fixture.oauth.credentials == nil)
+        #expect(fixture.delegate.state.value.saved == nil)
+        #expect(await iterator.next() == .loggedOut(expected))
+        #expect(fixture.oauth.situation == .idle)
+    }
+
+    @Test func aFailingTokenEndpointFailsTheFlowWithoutRecursing() async throws {
+        let fixture = Fixture()
+        try await fixture.logIn()
+        fixture.server.state.withLock { $0.tokenEndpointStatus = .unauthorized }
+        fixture.clock.advance(by: 3_590)
+        let result = await fixture.load()
+        #expect(fixture.oauthError(result) == .tokenRequestFailed(status: 401, error: nil, description: nil))
+        #expect(fixture.server.tokenRequestCount == 2)
+        // The credentials are kept: a later request tries again.
+        #expect(fixture.oauth.credentials != nil)
+    }
+}
+
+@Suite struct OAuthSecurityTests {
+    @Test func tokensGoOnlyToTheResourceHosts() async throws {
+        let fixture = Fixture()
+        try await fixture.logIn()
+        let result = await fixture.load(apiRequest(host: "evil.example"))
+        #expect(result.error?.code == .cannotAuthenticate)
+        #expect(result.error?.message.contains("api.example.com") == true)
+        #expect(!fixture.server.resourceRequests.contains { $0.host == "evil.example" })
+    }
+
+    @Test func requestsThatNeedNoAuthenticationPassUntouched() async throws {
+        let fixture = Fixture()
+        let result = await fixture.load(HTTPRequest(host: "api.example.com", path: "/public"))
+        #expect(result.response?.status == .unauthorized)  // the fake server's answer, unauthenticated
+        #expect(fixture.server.resourceRequests.first?.headers["Authorization"] == nil)
+        #expect(fixture.delegate.loginCount == 0)
+    }
+
+    @Test func tokensDoNotAppearInLogsOrCURLCommands() async throws {
+        let lines = Box([String]())
+        let logger = PrintLoader(includesHeaders: true) { line in lines.withLock { $0.append(line) } }
+        let fixture = Fixture(through: logger)
+        try await fixture.logIn()
+        let credentials = try #require(fixture.oauth.credentials)
+        let secrets = [credentials.accessToken, try #require(credentials.refreshToken)]
+        let tokenRequest = try #require(fixture.server.tokenRequests.first)
+        let verifier = try #require(fixture.server.form(tokenRequest)["code_verifier"])
+        let code = try #require(fixture.server.form(tokenRequest)["code"])
+        let commands = (fixture.server.tokenRequests + fixture.server.resourceRequests).map { $0.cURLCommand() }
+        for text in lines.value + commands {
+            for secret in secrets + [verifier, code] { #expect(!text.contains(secret), "\(text)") }
+        }
+        #expect(commands.first?.contains("code_verifier=<redacted>") == true)
+    }
+
+    @Test func descriptionsOfErrorsAndCredentialsShowNoToken() async throws {
+        let fixture = Fixture()
+        try await fixture.logIn()
+        let credentials = try #require(fixture.oauth.credentials)
+        fixture.server.state.withLock { $0.rejectsEveryToken = true }
+        let result = await fixture.load()
+        #expect(!String(describing: result).contains(credentials.accessToken))
+        #expect(!String(describing: credentials).contains(credentials.accessToken))
+    }
+}
+
+@Suite struct OAuthCancellationAndResetTests {
+    @Test func aWaitingRequestThatIsCancelledCompletesAtOnce() async throws {
+        let fixture = Fixture(holdsLogins: true)
+        let waiting = Task { await fixture.load() }
+        let other = Task { await fixture.load() }
+        await eventually { fixture.oauth.waitingCount == 2 }
+        waiting.cancel()
+        #expect(await waiting.value.error?.code == .cancelled)
+        #expect(fixture.oauth.waitingCount == 1)
+        fixture.delegate.releaseLogins()
+        #expect(await other.value.response?.status == .ok)
+    }
+
+    @Test func resetLogsOutRevokesDeletesAndEndsTheSession() async throws {
+        let fixture = Fixture()
+        try await fixture.logIn()
+        let credentials = try #require(fixture.oauth.credentials)
+        let states = fixture.oauth.sessionStates()
+        var iterator = states.makeAsyncIterator()
+        #expect(await iterator.next() == .loggedIn)
+
+        await fixture.oauth.reset()
+        #expect(fixture.oauth.lastFlowPath == [.logOut, .done])
+        #expect(fixture.server.state.value.revoked == [credentials.refreshToken!, credentials.accessToken])
+        #expect(fixture.delegate.state.value.saved == nil)
+        #expect(fixture.delegate.state.value.deletions == 1)
+        let logout = try #require(fixture.delegate.state.value.logoutURLs.first)
+        #expect(logout.path == "/logout")
+        #expect(logout.queryValue("id_token_hint") == credentials.idToken)
+        #expect(logout.queryValue("post_logout_redirect_uri") == "com.example.app:/logged-out")
+        #expect(fixture.oauth.credentials == nil)
+        #expect(fixture.oauth.situation == .idle)
+        #expect(await iterator.next() == .loggedOut(nil))
+
+        // The next request starts over.
+        try await fixture.logIn()
+        #expect(fixture.delegate.loginCount == 2)
+    }
+
+    @Test func resetInterruptsALoginEvenIfTheDelegateNeverAnswers() async throws {
+        let fixture = Fixture(holdsLogins: true)
+        let loads = (0..<5).map { _ in Task { await fixture.load() } }
+        await eventually { fixture.delegate.heldLoginCount == 1 && fixture.oauth.waitingCount == 5 }
+        await fixture.oauth.reset()
+        for load in loads { #expect(await load.value.error?.code == .resetInProgress) }
+        #expect(fixture.oauth.lastFlowPath == [.logOut, .done])
+        #expect(fixture.server.tokenRequestCount == 0)
+        #expect(fixture.delegate.state.value.deletions == 1)
+        fixture.delegate.releaseLogins()  // the answer arrives late and is ignored
+        #expect(fixture.server.tokenRequestCount == 0)
+        #expect(fixture.oauth.situation == .idle)
+    }
+
+    @Test func requestsArrivingDuringAResetFail() async throws {
+        let fixture = Fixture()
+        try await fixture.logIn()
+        fixture.server.state.withLock { $0.holdsTokenRequests = true }
+        // Revocation posts to the revocation endpoint, not the token endpoint; hold the logout page instead.
+        let gate = Box<CheckedContinuation<Void, Never>?>(nil)
+        let slowDelegate = SlowLogoutDelegate(gate: gate)
+        fixture.oauth.delegate = slowDelegate
+        let reset = Task { await fixture.oauth.reset() }
+        await eventually { gate.value != nil }
+        let result = await fixture.load()
+        #expect(result.error?.code == .resetInProgress)
+        gate.value?.resume()
+        await reset.value
+        fixture.oauth.delegate = fixture.delegate
+        fixture.server.releaseTokenRequests()
+    }
+
+    @Test func throughAuthTheLogoutStillReachesTheRevocationEndpoint() async throws {
+        let clock = TestClock()
+        let server = FakeAuthorizationServer(clock: clock)
+        let delegate = OAuthTestDelegate(server: server)
+        let oauth = OAuth(configuration: oauthConfiguration(), delegate: delegate, now: clock.read)
+        let auth = Auth(loaders: [.oauth: oauth])
+        let chain = auth --> server
+        let result = await chain.load(apiRequest())
+        #expect(result.response?.status == .ok, "\(String(describing: result.error))")
+        await chain.reset()
+        #expect(server.state.value.revoked.count == 2)
+        #expect(server.state.value.resets == 1)
+    }
+}
+
+/// A delegate whose logout page stays open until the test lets it close.
+private final class SlowLogoutDelegate: OAuthDelegate {
+    let gate: Box<CheckedContinuation<Void, Never>?>
+    init(gate: Box<CheckedContinuation<Void, Never>?>) { self.gate = gate }
+    func logIn(at url: URL, for loader: OAuth) async -> URL? { nil }
+    func logOut(at url: URL, for loader: OAuth) async {
+        await withCheckedContinuation { continuation in gate.withLock { $0 = continuation } }
+    }
+}
