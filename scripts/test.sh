@@ -46,7 +46,7 @@ run_suite() {
   local log=$LOG_DIR/$label.log
   step "$label"
   set +e
-  scripts/servers.sh run -- swift test --skip-build "$@" 2>&1 | tee "$log" | grep -E "^(✘|✔ Test run|ThreadSanitizer|servers.sh)|recorded an issue|WARNING: ThreadSanitizer"
+  OIDC_TOKEN_LIFETIME=2 scripts/servers.sh run -- swift test --skip-build "$@" 2>&1 | tee "$log" | grep -E "^(✘|✔ Test run|ThreadSanitizer|servers.sh)|recorded an issue|WARNING: ThreadSanitizer"
   local status=${PIPESTATUS[0]}
   set -e
   check_log "$log" "$label"

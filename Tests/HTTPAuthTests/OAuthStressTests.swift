@@ -1,0 +1,59 @@
+import Foundation
+import HTTP
+import HTTPAuth
+import Testing
+
+@Suite struct OAuthStressTests {
+    /// 2,000 requests in overlapping waves while tokens expire, the server revokes them, requests are cancelled and the loader is
+    /// reset: every request completes exactly once, with an answer from the server or a cancellation/reset.
+    @Test func everyRequestCompletesExactlyOnceWhileTokensExpireAndTheLoaderResets() async throws {
+        let clock = TestClock()
+        let server = FakeAuthorizationServer(clock: clock)
+        server.state.withLock { $0.rotatesRefreshTokens = true }
+        let delegate = OAuthTestDelegate(server: server)
+        let oauth = OAuth(
+            configuration: oauthConfiguration(refreshLimit: .init(maximumRefreshes: 10_000, window: .seconds(1))),
+            delegate: delegate,
+            now: clock.read
+        )
+        oauth.nextLoader = server
+
+        // Ten overlapping waves of 200 requests. Into each: every token expires (a proactive refresh) or the
+        // server revokes the current one (a reactive refresh), a few requests are cancelled, and the sixth
+        // wave meets a reset.
+        let waves = 10
+        let perWave = 200
+        let count = waves * perWave
+        let completions = Box([Int](repeating: 0, count: count))
+        let outcomes = Box([String: Int]())
+        var previousWave: [Task<Void, Never>] = []
+        for wave in 0..<waves {
+            let tasks = (0..<perWave).map { offset in
+                let index = wave * perWave + offset
+                return Task(priority: .low) {
+                    let result = await oauth.load(apiRequest("/item/\(index)"))
+                    completions.withLock { $0[index] += 1 }
+                    let outcome = result.response.map { "\($0.status.rawValue)" } ?? "\(result.error!.code)"
+                    outcomes.withLock { $0[outcome, default: 0] += 1 }
+                }
+            }
+            await Task.yield()
+            if wave.isMultiple(of: 2) { clock.advance(by: 3_590) } else { server.revokeAccessTokens() }
+            for task in tasks.shuffled().prefix(10) { task.cancel() }
+            if wave == 5 { await oauth.reset() }
+            for task in previousWave { await task.value }
+            previousWave = tasks
+        }
+        for task in previousWave { await task.value }
+
+        #expect(completions.value.allSatisfy { $0 == 1 })
+        let unexpected = outcomes.value.keys.filter { !["200", "401", "cancelled", "resetInProgress"].contains($0) }
+        #expect(unexpected.isEmpty, "\(outcomes.value)")
+        #expect((outcomes.value["200"] ?? 0) > 0, "\(outcomes.value)")
+        // Logins before and after the reset, and refreshes in between.
+        #expect(delegate.loginCount >= 2)
+        #expect(server.tokenRequestCount > delegate.loginCount, "no refresh happened")
+        #expect(oauth.waitingCount == 0)
+        #expect(oauth.situation != .authorizing)
+    }
+}
