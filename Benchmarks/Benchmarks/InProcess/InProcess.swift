@@ -1,0 +1,35 @@
+import Benchmark
+import BenchmarkSupport
+
+// Time and allocations per request in process, over a canned terminal (see CannedResponse for why not
+// MockLoader): the terminal alone, the default chain, 0…16 pass-through loaders, and swift-openapi-runtime's
+// UniversalClient with 0…16 pass-through middlewares over a canned transport. Every figure is per request
+// (the scaling factor is 1,000 requests per iteration).
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .instructions],
+        timeUnits: .nanoseconds,
+        scalingFactor: .kilo,
+        maxDuration: isQuickRun ? .milliseconds(100) : .seconds(1),
+        maxIterations: isQuickRun ? 5 : 1_000
+    )
+
+    func register(_ name: String, _ makeSubject: @escaping @Sendable () -> InProcessSubject) {
+        Benchmark(name) { benchmark async in
+            let subject = makeSubject()
+            _ = await subject.run(iterations: 1)  // builds lazily created state outside the measurement
+            benchmark.startMeasurement()
+            blackHole(await subject.run(iterations: benchmark.scaledIterations.count))
+        }
+    }
+
+    register("terminal (CannedResponse) alone") { .terminal() }
+    register("default chain (ApplyEnvironment → Auth → Retry → Throttle)") { .defaultChain() }
+    for count in [0, 1, 4, 8, 16] {
+        register("loaders: \(count) pass-through") { .passThroughLoaders(count) }
+    }
+    register("openapi-runtime: CannedTransport alone") { .openAPITransport(CannedTransport()) }
+    for count in [0, 1, 4, 8, 16] {
+        register("openapi-runtime: \(count) pass-through middlewares") { .passThroughMiddlewares(count) }
+    }
+}

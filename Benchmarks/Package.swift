@@ -1,0 +1,60 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Benchmarks for the HTTP package. A package of their own, so that the product stays free of dependencies:
+// ordo-one/benchmark drives the detailed runs (time and allocations per request), swift-openapi-runtime and
+// swift-openapi-urlsession are what the chain is compared with, and BudgetReport measures the figures
+// DESIGN.md budgets and prints them with PASS or FAIL. Run everything with scripts/bench.sh.
+let upcomingFeatures: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "HTTPBenchmarks",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    dependencies: [
+        .package(name: "HTTP", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+    ],
+    targets: [
+        .target(name: "CMallocStats"),
+        .target(
+            name: "BenchmarkSupport",
+            dependencies: [
+                "CMallocStats",
+                .product(name: "HTTP", package: "HTTP"),
+                .product(name: "HTTPAuth", package: "HTTP"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        .executableTarget(
+            name: "BudgetReport",
+            dependencies: ["BenchmarkSupport"],
+            swiftSettings: upcomingFeatures
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+// The ordo-one/benchmark targets: one folder each under Benchmarks/.
+for name in ["InProcess", "Loopback", "Parking"] {
+    package.targets.append(
+        .executableTarget(
+            name: name,
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/\(name)",
+            swiftSettings: upcomingFeatures,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    )
+}

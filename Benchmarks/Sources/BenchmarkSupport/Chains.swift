@@ -1,0 +1,87 @@
+import Foundation
+public import HTTP
+import HTTPAuth
+
+/// A terminal loader that answers every request at once with the same canned `200` (a 213-byte JSON
+/// person), without a network.
+///
+/// The in-process benchmarks use it instead of ``MockLoader``, which answers from a queue of handlers (one
+/// per load, consumed) and records every request it receives: over millions of loads that queue and that
+/// record would grow without bound, and their cost would be part of what is measured. This terminal does the
+/// least a terminal can — build an `HTTPResponse` around the request — so what the benchmarks see is the
+/// chain's own cost. swift-openapi-runtime's side gets the same kind of terminal: ``CannedTransport``.
+public final class CannedResponse: HTTPLoader, @unchecked Sendable {  // Sendable: only `let` properties
+    private let headers: HTTPHeaders = ["Content-Type": "application/json"]
+    private let body = Data(personJSON.utf8)
+
+    public override init() {}
+
+    public override func load(_ request: HTTPRequest) async -> HTTPResult {
+        .success(HTTPResponse(request: request, status: .ok, headers: headers, body: body))
+    }
+}
+
+/// The JSON person nginx serves at `/person.json` (213 bytes of UTF-8), and the canned terminals answer with.
+public let personJSON =
+    #"{"id":42,"name":"Zoë Example","email":"zoe@example.com","age":34,"verified":true,"roles":["admin","editor"],"#
+    + #""address":{"street":"12 Main St","city":"Springfield","zip":"12345"},"createdAt":"2024-01-15T09:30:00Z"}"#
+
+/// The path every benchmark request asks for.
+public let personPath = "/person.json"
+
+extension ServerEnvironment {
+    /// The server the in-process benchmarks' relative requests are sent to (no request leaves the process).
+    public static let inProcess = ServerEnvironment(host: "api.example.com")
+}
+
+/// The credentials the default chain's authentication loader holds from the start.
+let benchmarkCredentials = BasicCredentials(username: "bench", password: "s3cret")
+
+/// The default chain of DESIGN.md, in front of `terminal`:
+///
+/// ```
+/// ApplyEnvironment --> Auth --> Retry --> Throttle --> terminal
+///                      └─ .basic: BasicAuth (credentials already set)
+/// ```
+///
+/// This is the one place the benchmarks build it. Auth's loader is a ``BasicAuth`` that already holds
+/// credentials for `environment`'s host, so no request waits for them; requests made by
+/// ``makeDefaultChainRequest()`` ask for that method. The throttle allows 16 requests at once: enough for
+/// the loopback benchmarks' concurrency, so that it measures the cost of the throttle and not a queue.
+///
+/// - Parameters:
+///   - terminal: The loader at the end: ``CannedResponse`` in process, `URLSessionLoader` over loopback.
+///   - environment: Where relative requests go; also the one host the credentials are sent to.
+/// - Returns: The head of the chain.
+public func makeDefaultChain(terminal: HTTPLoader, environment: ServerEnvironment = .inProcess) -> HTTPLoader {
+    let auth = Auth(loaders: [
+        .basic: BasicAuth(hosts: [environment.host], credentials: benchmarkCredentials)
+    ])
+    return ApplyEnvironment(environment: environment)
+        --> auth
+        --> Retry()
+        --> Throttle(maximumNumberOfRequests: 16)
+        --> terminal
+}
+
+/// A relative request for the person, asking for the authentication the default chain applies.
+public func makeDefaultChainRequest() -> HTTPRequest {
+    var request = HTTPRequest(path: personPath)
+    request.authenticationMethod = .basic
+    return request
+}
+
+/// An absolute request for the person, for chains without ``ApplyEnvironment``.
+public func makeAbsoluteRequest() -> HTTPRequest {
+    HTTPRequest(host: ServerEnvironment.inProcess.host, path: personPath)
+}
+
+/// `count` pass-through loaders in front of `terminal`; with `count == 0`, `terminal` itself.
+///
+/// A pass-through loader is a plain `HTTPLoader`, whose default `load` forwards to its next loader: the
+/// cheapest loader there is, and the one every loader that overrides `load` and calls `super` pays for.
+public func makePassThroughChain(count: Int, terminal: HTTPLoader) -> HTTPLoader {
+    var head = terminal
+    for _ in 0..<count { head = HTTPLoader() --> head }
+    return head
+}

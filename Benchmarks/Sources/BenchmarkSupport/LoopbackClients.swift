@@ -1,0 +1,157 @@
+import Foundation
+import HTTP
+import HTTPAuth
+import HTTPTypes
+import OpenAPIRuntime
+import OpenAPIURLSession
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One way of fetching the person from nginx over loopback, for the throughput comparisons.
+public protocol LoopbackClient: Sendable {
+    /// A short name for tables.
+    var name: String { get }
+    /// Fetches the person once; returns the number of body bytes received.
+    func fetchPerson() async throws -> Int
+}
+
+/// The URL of the nginx the benchmark script started (`NGINX_URL`, for example `http://127.0.0.1:8123`), or
+/// `nil` when the benchmarks run without one.
+public var nginxURL: URL? {
+    guard let text = ProcessInfo.processInfo.environment["NGINX_URL"], !text.isEmpty else { return nil }
+    return URL(string: text)
+}
+
+/// The session configuration every loopback client uses: `URLSessionLoader`'s default (ephemeral, no
+/// cookies, no cache, no credential storage), so that the clients differ only in how they use the session.
+public func loopbackConfiguration() -> URLSessionConfiguration {
+    URLSessionLoader.defaultConfiguration
+}
+
+/// Raw `URLSession.data(for:)`: the baseline.
+public struct RawURLSessionClient: LoopbackClient {
+    public let name = "raw URLSession data(for:)"
+    private let session: URLSession
+    private let request: URLRequest
+
+    public init(baseURL: URL) {
+        session = URLSession(configuration: loopbackConfiguration())
+        request = URLRequest(url: baseURL.appendingPathComponent(String(personPath.dropFirst())))
+    }
+
+    public func fetchPerson() async throws -> Int {
+        let (data, response) = try await session.data(for: request)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw LoopbackError.unexpectedResponse }
+        return data.count
+    }
+}
+
+/// The default chain (``makeDefaultChain(terminal:environment:)``) over a `URLSessionLoader`.
+public struct ChainClient: LoopbackClient {
+    public let name = "default chain over URLSessionLoader"
+    private let chain: HTTPLoader
+    private let request = makeDefaultChainRequest()
+
+    public init(baseURL: URL) {
+        let environment = ServerEnvironment(baseURL: baseURL)!
+        chain = makeDefaultChain(
+            terminal: URLSessionLoader(configuration: loopbackConfiguration()),
+            environment: environment
+        )
+    }
+
+    public func fetchPerson() async throws -> Int {
+        switch await chain.load(request) {
+        case .success(let response) where response.status == .ok: return response.body.count
+        case .success: throw LoopbackError.unexpectedResponse
+        case .failure(let error): throw error
+        }
+    }
+}
+
+/// swift-openapi-urlsession's transport behind four middlewares, the counterpart of the default chain's four
+/// loaders: one sets `Authorization` (Auth), three pass the request on (the environment is the client's
+/// server URL; Retry and Throttle have no built-in middleware to stand for them).
+public struct OpenAPIURLSessionClient: LoopbackClient {
+    public let name = "swift-openapi-urlsession + 4 middlewares"
+    private let client: OpenAPIClient
+
+    public init(baseURL: URL) {
+        let session = URLSession(configuration: loopbackConfiguration())
+        client = OpenAPIClient(
+            serverURL: baseURL,
+            transport: URLSessionTransport(configuration: .init(session: session)),
+            middlewares: [
+                HeaderMiddleware(name: .authorization, value: benchmarkCredentials.authorizationHeaderValue),
+                PassThroughMiddleware(),
+                PassThroughMiddleware(),
+                PassThroughMiddleware(),
+            ],
+            collectsBody: true
+        )
+    }
+
+    public func fetchPerson() async throws -> Int {
+        let (status, count) = try await client.send()
+        guard status == 200 else { throw LoopbackError.unexpectedResponse }
+        return count
+    }
+}
+
+/// Why a loopback request did not count.
+public enum LoopbackError: Error {
+    case unexpectedResponse
+}
+
+/// Sends `count` requests with `client`, `concurrency` at a time, and returns the elapsed time.
+///
+/// Each of `concurrency` workers sends one request after another until `count` have been sent in all.
+/// Throws the first failure: a benchmark that lost requests measured something else.
+public func runLoopback(_ client: any LoopbackClient, count: Int, concurrency: Int) async throws -> Duration {
+    let clock = ContinuousClock()
+    let start = clock.now
+    if concurrency <= 1 {
+        for _ in 0..<count { _ = try await client.fetchPerson() }
+        return clock.now - start
+    }
+    let next = Counter()
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for _ in 0..<concurrency {
+            group.addTask {
+                while next.take() < count { _ = try await client.fetchPerson() }
+            }
+        }
+        try await group.waitForAll()
+    }
+    return clock.now - start
+}
+
+/// Hands out 0, 1, 2, … to concurrent workers.
+final class Counter: Sendable {
+    private let value = Mutex(0)
+
+    func take() -> Int {
+        value.withLock { value in
+            defer { value += 1 }
+            return value
+        }
+    }
+}
+
+/// The number of TCP connections nginx has accepted so far, from its `stub_status` page at
+/// `/nginx_status`, or `nil` when it has none.
+public func nginxAcceptedConnections(baseURL: URL) async -> Int? {
+    let url = baseURL.appendingPathComponent("nginx_status")
+    let session = URLSession(configuration: .ephemeral)
+    defer { session.finishTasksAndInvalidate() }
+    guard let (data, _) = try? await session.data(from: url), let text = String(data: data, encoding: .utf8) else {
+        return nil
+    }
+    // "Active connections: 1 \nserver accepts handled requests\n 12 12 40 \nReading: …"
+    let lines = text.split(separator: "\n")
+    guard lines.count >= 3, let accepts = lines[2].split(separator: " ").first else { return nil }
+    return Int(accepts)
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// The median of `values` (the mean of the middle two for an even count); 0 for none.
+public func median(_ values: [Double]) -> Double {
+    guard !values.isEmpty else { return 0 }
+    let sorted = values.sorted()
+    let middle = sorted.count / 2
+    return sorted.count.isMultiple(of: 2) ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[middle]
+}
+
+/// The least-squares line through `points`: its slope and intercept.
+public func linearFit(_ points: [(x: Double, y: Double)]) -> (slope: Double, intercept: Double) {
+    let n = Double(points.count)
+    let meanX = points.map(\.x).reduce(0, +) / n
+    let meanY = points.map(\.y).reduce(0, +) / n
+    var covariance = 0.0
+    var variance = 0.0
+    for point in points {
+        covariance += (point.x - meanX) * (point.y - meanY)
+        variance += (point.x - meanX) * (point.x - meanX)
+    }
+    let slope = variance == 0 ? 0 : covariance / variance
+    return (slope, meanY - slope * meanX)
+}
+
+extension Duration {
+    /// The duration in nanoseconds, as a `Double`.
+    public var nanoseconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) * 1e9 + Double(attoseconds) / 1e9
+    }
+}
+
+/// Whether `BENCH_QUICK` asks for a quick run (`scripts/bench.sh --quick`): the suites then cut their durations
+/// and iteration counts, to check that everything runs rather than to measure.
+public var isQuickRun: Bool {
+    let value = ProcessInfo.processInfo.environment["BENCH_QUICK"] ?? ""
+    return !value.isEmpty && value != "0"
+}

@@ -1,0 +1,90 @@
+import BenchmarkSupport
+import Foundation
+
+// Measures the figures DESIGN.md's "Performance budgets" name and prints them with their budgets and PASS or
+// FAIL. Run by scripts/bench.sh, which starts nginx and sets NGINX_URL; without NGINX_URL the loopback
+// section is skipped.
+//
+//   BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale]
+//
+//   --quick    fewer rounds and iterations (a smoke test, not a measurement)
+//   --strict   exit with status 1 when a budget fails
+//   --only     run only the named sections
+
+struct Options {
+    var quick = false
+    var strict = false
+    var sections: Set<String> = ["inprocess", "loopback", "scale"]
+
+    init(arguments: [String]) {
+        var remaining = arguments.dropFirst()
+        while let argument = remaining.popFirst() {
+            switch argument {
+            case "--quick": quick = true
+            case "--strict": strict = true
+            case "--only":
+                guard let list = remaining.popFirst() else { Self.usage() }
+                sections = Set(list.split(separator: ",").map { String($0) })
+            default: Self.usage()
+            }
+        }
+    }
+
+    static func usage() -> Never {
+        FileHandle.standardError.write(
+            Data("usage: BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale]\n".utf8)
+        )
+        exit(2)
+    }
+}
+
+func progress(_ message: String) {
+    FileHandle.standardError.write(Data("BudgetReport: \(message)\n".utf8))
+}
+
+/// Runs the sections away from the main actor, so that no request pays for a hop back to it.
+nonisolated func report(_ options: Options) async throws -> [Section] {
+    var sections: [Section] = []
+    if options.sections.contains("inprocess") {
+        progress("in process…")
+        sections.append(
+            await measureInProcess(rounds: options.quick ? 3 : 9, iterations: options.quick ? 20_000 : 200_000)
+        )
+    }
+    if options.sections.contains("loopback") {
+        if let url = nginxURL {
+            progress("over loopback to \(url)…")
+            sections.append(
+                try await measureLoopback(
+                    baseURL: url,
+                    rounds: options.quick ? 2 : 5,
+                    sequentialCount: options.quick ? 300 : 1_500,
+                    concurrentCount: options.quick ? 1_000 : 5_000
+                )
+            )
+        } else {
+            var skipped = Section(title: "Over loopback")
+            skipped.rows.append(
+                Row(figure: "loopback budgets", measured: "NGINX_URL is not set", budget: "", verdict: .skipped)
+            )
+            sections.append(skipped)
+        }
+    }
+    if options.sections.contains("scale") {
+        progress("scale…")
+        sections.append(
+            await measureParking(runs: options.quick ? 1 : 3, counts: [1_000, 10_000, 100_000])
+        )
+    }
+    return sections
+}
+
+let options = Options(arguments: CommandLine.arguments)
+let sections = try await report(options)
+print(render(sections))
+let failures = sections.flatMap(\.rows).filter { $0.verdict == .fail }
+let checks = sections.flatMap(\.rows).filter { $0.verdict == .pass || $0.verdict == .fail }
+print(
+    "\n\(checks.count - failures.count) of \(checks.count) budgets PASS"
+        + (failures.isEmpty ? "" : ", \(failures.count) FAIL"))
+if options.strict && !failures.isEmpty { exit(1) }
