@@ -30,6 +30,82 @@ func makeAuthenticatedChain(login: LoginController) -> HTTPLoader {
         --> URLSessionLoader()
 }
 
+// Authentication.md, "Log in with OAuth 2 and OpenID Connect".
+func makeOAuthConfiguration() -> OAuthConfiguration {
+    OAuthConfiguration(
+        issuer: URL(string: "https://id.example.com")!,
+        clientID: "my-app",
+        redirectURI: URL(string: "com.example.app:/oauth/callback")!,
+        scopes: ["openid", "profile", "offline_access"],
+        resourceHosts: ["api.example.com"]
+    )
+}
+
+final class SessionController: OAuthDelegate {
+    let store: any CredentialStore
+    let browser: @Sendable (URL) async -> URL?
+
+    init(store: any CredentialStore, browser: @escaping @Sendable (URL) async -> URL?) {
+        self.store = store
+        self.browser = browser
+    }
+
+    func savedCredentials(for loader: OAuth) async throws -> OAuthCredentials? {
+        try await store.load(OAuthCredentials.self, for: "session")
+    }
+
+    func save(_ credentials: OAuthCredentials, for loader: OAuth) async throws {
+        try await store.save(credentials, for: "session")
+    }
+
+    func deleteCredentials(for loader: OAuth) async throws {
+        try await store.delete(for: "session")
+    }
+
+    func logIn(at url: URL, for loader: OAuth) async -> URL? {
+        // ASWebAuthenticationSession on Apple platforms; nil when the user closes it.
+        await browser(url)
+    }
+
+    func logOut(at url: URL, for loader: OAuth) async {
+        _ = await browser(url)
+    }
+}
+
+// Builds a URLSessionLoader, never loads through it.
+func makeProductionChain(session: SessionController, login: LoginController) -> HTTPLoader {
+    ApplyEnvironment(environment: ServerEnvironment(host: "api.example.com"))
+        --> Auth(loaders: [
+            .basic: BasicAuth(hosts: ["legacy.example.com"], delegate: login),
+            .oauth: OAuth(configuration: makeOAuthConfiguration(), delegate: session),
+        ])
+        --> Retry()
+        --> Throttle(maximumNumberOfRequests: 6)
+        --> URLSessionLoader()
+}
+
+// Authentication.md, "Watch the session".
+func watchSession(of oauth: OAuth) async {
+    for await state in oauth.sessionStates() {
+        switch state {
+        case .loggedIn, .refreshed: print("signed in")
+        case .loggedOut(let reason?): print("signed out: \(reason)")
+        case .loggedOut(nil): print("signed out")
+        }
+    }
+}
+
+// Authentication.md, "Test it with a mock" (OAuth).
+@Test func sendsTheBearerToken() async {
+    let mock = MockLoader().then(status: .ok)
+    let credentials = OAuthCredentials(accessToken: "t0k3n", expirationDate: .distantFuture)
+    let chain = OAuth(configuration: makeOAuthConfiguration(), credentials: credentials) --> mock
+    var request = HTTPRequest(host: "api.example.com", path: "/me")
+    request.authenticationMethod = .oauth
+    _ = await chain.load(request)
+    #expect(mock.receivedRequests.first?.headers["Authorization"] == "Bearer t0k3n")
+}
+
 // Authentication.md, "Test it with a mock".
 @Test func sendsTheCredentialsOnce() async {
     let mock = MockLoader().then(status: .ok)
@@ -61,6 +137,39 @@ func makeAuthenticatedChain(login: LoginController) -> HTTPLoader {
         let chain = makeAuthenticatedChain(login: login)
         #expect(chain.nextLoader is Auth)
         #expect(chain.nextLoader?.nextLoader is Retry)
+    }
+
+    @Test func theSessionControllerLogsInStoresAndLogsOut() async throws {
+        let clock = TestClock()
+        let server = FakeAuthorizationServer(clock: clock)
+        let store = InMemoryCredentialStore()
+        let pages = Box([URL]())
+        let session = SessionController(store: store) { url in
+            pages.withLock { $0.append(url) }
+            return url.path == "/authorize" ? server.signIn(at: url) : nil
+        }
+        let oauth = OAuth(configuration: makeOAuthConfiguration(), delegate: session, now: clock.read)
+        let chain = oauth --> server
+        let watcher = Task { await watchSession(of: oauth) }
+        var request = HTTPRequest(host: "api.example.com", path: "/me")
+        request.authenticationMethod = .oauth
+        #expect(await chain.load(request).response?.status == .ok)
+        #expect(try await store.load(OAuthCredentials.self, for: "session") == oauth.credentials)
+        await chain.reset()
+        #expect(try await store.load(OAuthCredentials.self, for: "session") == nil)
+        #expect(pages.value.map(\.path) == ["/authorize", "/logout"])
+        watcher.cancel()
+        withExtendedLifetime(session) {}
+    }
+
+    @Test func theProductionChainHasBothMethods() throws {
+        let session = SessionController(store: InMemoryCredentialStore()) { _ in nil }
+        let login = LoginController()
+        let chain = makeProductionChain(session: session, login: login)
+        let auth = try #require(chain.nextLoader as? Auth)
+        #expect(auth.loaders[.oauth] is OAuth && auth.loaders[.basic] is BasicAuth)
+        #expect(auth.nextLoader is Retry)
+        withExtendedLifetime((session, login)) {}
     }
 
     @Test(arguments: ["HTTPAuth.md", "Authentication.md"])
