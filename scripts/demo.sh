@@ -9,4 +9,6 @@ if ! build_log=$(swift build --product Demo 2>&1); then
   echo "demo.sh: the build failed" >&2
   exit 1
 fi
+# The provider issues 2-second access tokens so that the OAuth section shows a refresh without a long wait.
+export OIDC_TOKEN_LIFETIME=${OIDC_TOKEN_LIFETIME:-2}
 exec scripts/servers.sh run -- swift run --skip-build Demo

@@ -78,17 +78,62 @@ var elsewhere = HTTPRequest(url: URL(string: "http://localhost:\(httpbin.port ??
 elsewhere.authenticationMethod = .basic
 show(await authenticated.load(elsewhere))
 
+section(5, "OAuth 2 / OpenID Connect: log in at the local provider, refresh a 2-second token, log out")
+if let issuer = environment["OIDC_ISSUER_URL"].flatMap(URL.init(string:)), let providerHost = issuer.host {
+    let browser = DemoBrowser(subject: "alice")
+    let configuration = OAuthConfiguration(
+        issuer: issuer,
+        clientID: "demo-app",
+        clientSecret: "demo-secret",
+        redirectURI: URL(string: "http://127.0.0.1/callback")!,
+        scopes: ["openid", "email"],
+        resourceHosts: [providerHost]
+    )
+    let oauth = OAuth(configuration: configuration, delegate: browser)
+    let sessions = Locked<[String]>([])
+    let watcher = Task { for await state in oauth.sessionStates() { sessions.withLock { $0.append("\(state)") } } }
+    let oauthChain =
+        Auth(loaders: [.oauth: oauth])
+        --> PrintLoader(includesHeaders: true) { print("   \($0)") }
+        --> URLSessionLoader()
+    var userInfo = HTTPRequest(url: issuer.appending(path: "userinfo"))
+    userInfo.authenticationMethod = .oauth
+    let path = { oauth.lastFlowPath.map(\.description).joined(separator: " → ") }
+
+    show(await oauthChain.load(userInfo)) { "\($0.status): userinfo says sub=\(json($0)["sub"] ?? "-")" }
+    print("   flow: \(path())")
+    let lifetime = oauth.credentials?.lifetime ?? .seconds(2)
+    print("   the token lives \(lifetime.seconds) s; four requests after it expires share one refresh:")
+    try? await Task.sleep(for: lifetime + .milliseconds(200))
+    let request = userInfo
+    let statuses = await withTaskGroup(of: String.self) { group in
+        for _ in 0..<4 { group.addTask { "\(await oauthChain.load(request).response?.status.rawValue ?? 0)" } }
+        var statuses: [String] = []
+        for await status in group { statuses.append(status) }
+        return statuses
+    }
+    print("   ✓ statuses \(statuses.joined(separator: ", ")); flow: \(path())")
+    print("   reset = log out:")
+    await oauthChain.reset()
+    print("   flow: \(path()); credentials now: \(oauth.credentials.map { "\($0)" } ?? "none")")
+    try? await Task.sleep(for: .milliseconds(50))
+    watcher.cancel()
+    print("   session states observed: \(sessions.value.joined(separator: " → "))")
+} else {
+    print("   ✗ OIDC_ISSUER_URL is not set; run the demo with scripts/demo.sh")
+}
+
 print("\nThe HTTP layer underneath, against httpbin:")
 print("chain: ResetGuard --> ApplyEnvironment --> ModifyRequest --> PrintLoader --> URLSessionLoader")
 
-section(5, "A relative request: the environment supplies host, port and API key")
+section(6, "A relative request: the environment supplies host, port and API key")
 show(await chain.load(HTTPRequest(path: "/headers"))) { response in
     let headers = json(response)["headers"] as? [String: String] ?? [:]
     return
         "\(response.status); server saw X-API-Key=\(headers["X-Api-Key"] ?? "-"), User-Agent=\(headers["User-Agent"] ?? "-")"
 }
 
-section(6, "A JSON body, echoed back")
+section(7, "A JSON body, echoed back")
 struct NewPerson: Codable, Sendable {
     var name: String
     var languages: [String]
@@ -101,16 +146,16 @@ show(
         .replacingOccurrences(of: "\n", with: " ")
 }
 
-section(7, "A 404 is a response, not an error")
+section(8, "A 404 is a response, not an error")
 show(await chain.load(HTTPRequest(path: "/status/404"))) {
     "status \($0.status) — the connection layer decides what it means"
 }
 
-section(8, "Bad input fails before anything is sent")
+section(9, "Bad input fails before anything is sent")
 show(await chain.load(HTTPRequest(path: "/headers", headers: ["X-Note": "hello\r\nX-Injected: evil"])))
 show(await chain.load(HTTPRequest(method: .post, path: "/anything", body: JSONBody(["ratio": Double.nan]))))
 
-section(9, "Credentials never follow a redirect to another origin")
+section(10, "Credentials never follow a redirect to another origin")
 var redirect = HTTPRequest(url: base.appendingPathComponent("/redirect-to"))
 redirect.host = "localhost"  // localhost → 127.0.0.1 is a different origin
 redirect.query = [URLQueryItem(name: "url", value: base.appendingPathComponent("/headers").absoluteString)]
@@ -124,7 +169,7 @@ var noFollow = HTTPRequest(path: "/redirect/1")
 noFollow.redirectPolicy = .doNotFollow
 show(await chain.load(noFollow)) { "\($0.status) with Location: \($0[header: "Location"] ?? "-") (not followed)" }
 
-section(10, "Cancelling the task cancels the request at once")
+section(11, "Cancelling the task cancels the request at once")
 let start = ContinuousClock.now
 let slow = Task { await chain.load(HTTPRequest(path: "/delay/5")) }
 try? await Task.sleep(for: .milliseconds(100))
@@ -132,12 +177,12 @@ slow.cancel()
 show(await slow.value)
 print("   finished after \(ContinuousClock.now - start) (the server would have taken 5 s)")
 
-section(11, "A per-request timeout")
+section(12, "A per-request timeout")
 var impatient = HTTPRequest(path: "/delay/3")
 impatient.timeout = .seconds(1)
 show(await chain.load(impatient))
 
-section(12, "The completion-handler API, with a cancellable HTTPTask")
+section(13, "The completion-handler API, with a cancellable HTTPTask")
 await withCheckedContinuation { continuation in
     let task = chain.load(HTTPRequest(path: "/get")) { result in
         show(result) { "completion handler called once: \($0.status)" }
@@ -146,7 +191,7 @@ await withCheckedContinuation { continuation in
     print("   started task \(task.id.uuidString.prefix(8))")
 }
 
-section(13, "Reproduce a request with cURL (secrets redacted)")
+section(14, "Reproduce a request with cURL (secrets redacted)")
 let login = HTTPRequest(
     method: .post,
     url: base.appendingPathComponent("/anything/login"),
@@ -155,7 +200,7 @@ let login = HTTPRequest(
 )
 print(login.cURLCommand().split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
 
-section(14, "A retried failure: /status/503, exponential backoff, three attempts")
+section(15, "A retried failure: /status/503, exponential backoff, three attempts")
 // No retry budget here: the default one would stop retrying after five failures in a row, which is what it is
 // for when a real server is down.
 let retrying =
@@ -174,7 +219,7 @@ show(await retrying.load(payment)) { "a POST is not retried: \($0.request.attemp
 payment.idempotencyKey = "demo-payment-1"
 show(await retrying.load(payment)) { "with an Idempotency-Key it is: \($0.request.attemptNumber) attempts" }
 
-section(15, "Throttled concurrent requests: eight requests, at most three at a time")
+section(16, "Throttled concurrent requests: eight requests, at most three at a time")
 let throttle = Throttle(maximumNumberOfRequests: 3)
 let throttled = ApplyEnvironment(environment: httpbin) --> throttle --> URLSessionLoader()
 let throttleStart = ContinuousClock.now
@@ -196,7 +241,7 @@ let waves = finishTimes.sorted().map {
 }
 print("   each takes 0.3 s; they finished at \(waves.joined(separator: ", "))")
 
-section(16, "Reset: requests arriving meanwhile are refused, then traffic resumes")
+section(17, "Reset: requests arriving meanwhile are refused, then traffic resumes")
 let inFlight = Task { await chain.load(HTTPRequest(path: "/delay/1")) }
 try? await Task.sleep(for: .milliseconds(100))
 let reset = Task { await chain.reset() }  // waits for the request in flight to finish
