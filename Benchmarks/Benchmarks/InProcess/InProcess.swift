@@ -7,7 +7,7 @@ import BenchmarkSupport
 // (the scaling factor is 1,000 requests per iteration).
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .instructions],
+        metrics: [.wallClock, .cpuTotal, .mallocCountTotal],
         timeUnits: .nanoseconds,
         scalingFactor: .kilo,
         maxDuration: isQuickRun ? .milliseconds(100) : .seconds(1),
@@ -25,6 +25,9 @@ let benchmarks: @Sendable () -> Void = {
 
     register("terminal (CannedResponse) alone") { .terminal() }
     register("default chain (ApplyEnvironment → Auth → Retry → Throttle)") { .defaultChain() }
+    for link in DefaultChainLink.allCases {
+        register("default chain's \(link.rawValue) alone") { .link(link) }
+    }
     for count in [0, 1, 4, 8, 16] {
         register("loaders: \(count) pass-through") { .passThroughLoaders(count) }
     }

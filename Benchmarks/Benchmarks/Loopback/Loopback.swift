@@ -37,7 +37,7 @@ let benchmarks: @Sendable () -> Void = {
                 maxIterations: isQuickRun ? 2 : 20
             )
         ) { benchmark async throws in
-            blackHole(try await runLoopback(client, count: 1_600, concurrency: 16))
+            blackHole(try await runLoopback(client, count: 1_600, concurrency: 16).elapsed)
         }
     }
 }

@@ -44,24 +44,53 @@ let benchmarkCredentials = BasicCredentials(username: "bench", password: "s3cret
 ///                      └─ .basic: BasicAuth (credentials already set)
 /// ```
 ///
-/// This is the one place the benchmarks build it. Auth's loader is a ``BasicAuth`` that already holds
-/// credentials for `environment`'s host, so no request waits for them; requests made by
-/// ``makeDefaultChainRequest()`` ask for that method. The throttle allows 16 requests at once: enough for
-/// the loopback benchmarks' concurrency, so that it measures the cost of the throttle and not a queue.
+/// This is the one place the benchmarks build it (its links are made by ``DefaultChainLink``). Auth's loader
+/// is a ``BasicAuth`` that already holds credentials for `environment`'s host, so no request waits for them;
+/// requests made by ``makeDefaultChainRequest()`` ask for that method. The throttle allows 16 requests at
+/// once: enough for the loopback benchmarks' concurrency, so that it measures the cost of the throttle and
+/// not of a queue.
 ///
 /// - Parameters:
 ///   - terminal: The loader at the end: ``CannedResponse`` in process, `URLSessionLoader` over loopback.
 ///   - environment: Where relative requests go; also the one host the credentials are sent to.
 /// - Returns: The head of the chain.
 public func makeDefaultChain(terminal: HTTPLoader, environment: ServerEnvironment = .inProcess) -> HTTPLoader {
-    let auth = Auth(loaders: [
-        .basic: BasicAuth(hosts: [environment.host], credentials: benchmarkCredentials)
-    ])
-    return ApplyEnvironment(environment: environment)
-        --> auth
-        --> Retry()
-        --> Throttle(maximumNumberOfRequests: 16)
+    DefaultChainLink.applyEnvironment.makeLoader(environment: environment)
+        --> DefaultChainLink.auth.makeLoader(environment: environment)
+        --> DefaultChainLink.retry.makeLoader(environment: environment)
+        --> DefaultChainLink.throttle.makeLoader(environment: environment)
         --> terminal
+}
+
+/// The links of the default chain, each of which the in-process benchmarks also time alone in front of the
+/// terminal, to show where the chain's time goes.
+public enum DefaultChainLink: String, CaseIterable, Sendable {
+    case applyEnvironment = "ApplyEnvironment"
+    case auth = "Auth(.basic: BasicAuth)"
+    case retry = "Retry"
+    case throttle = "Throttle(16)"
+
+    /// A new loader for this link.
+    public func makeLoader(environment: ServerEnvironment = .inProcess) -> HTTPLoader {
+        switch self {
+        case .applyEnvironment:
+            ApplyEnvironment(environment: environment)
+        case .auth:
+            Auth(loaders: [.basic: BasicAuth(hosts: [environment.host], credentials: benchmarkCredentials)])
+        case .retry:
+            Retry()
+        case .throttle:
+            Throttle(maximumNumberOfRequests: 16)
+        }
+    }
+
+    /// The request this link receives in the default chain: relative before ``ApplyEnvironment``, absolute
+    /// after it; asking for Basic authentication throughout.
+    public var request: HTTPRequest {
+        var request = makeDefaultChainRequest()
+        if self != .applyEnvironment { request.host = ServerEnvironment.inProcess.host }
+        return request
+    }
 }
 
 /// A relative request for the person, asking for the authentication the default chain applies.

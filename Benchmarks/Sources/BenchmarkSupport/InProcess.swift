@@ -22,6 +22,11 @@ public enum InProcessSubject: Sendable {
         .loaders(makeDefaultChain(terminal: CannedResponse()), request: makeDefaultChainRequest())
     }
 
+    /// One link of the default chain alone over ``CannedResponse``.
+    public static func link(_ link: DefaultChainLink) -> InProcessSubject {
+        .loaders(link.makeLoader() --> CannedResponse(), request: link.request)
+    }
+
     /// `count` pass-through loaders over ``CannedResponse``.
     public static func passThroughLoaders(_ count: Int) -> InProcessSubject {
         .loaders(makePassThroughChain(count: count, terminal: CannedResponse()), request: makeAbsoluteRequest())

@@ -72,6 +72,26 @@ public struct ChainClient: LoopbackClient {
     }
 }
 
+/// `URLSessionLoader` alone, without the chain: tells the terminal's cost from the chain's.
+public struct URLSessionLoaderClient: LoopbackClient {
+    public let name = "URLSessionLoader alone"
+    private let loader: URLSessionLoader
+    private let request: HTTP.HTTPRequest
+
+    public init(baseURL: URL) {
+        loader = URLSessionLoader(configuration: loopbackConfiguration())
+        request = HTTPRequest(url: baseURL.appendingPathComponent(String(personPath.dropFirst())))
+    }
+
+    public func fetchPerson() async throws -> Int {
+        switch await loader.load(request) {
+        case .success(let response) where response.status == .ok: return response.body.count
+        case .success: throw LoopbackError.unexpectedResponse
+        case .failure(let error): throw error
+        }
+    }
+}
+
 /// swift-openapi-urlsession's transport behind four middlewares, the counterpart of the default chain's four
 /// loaders: one sets `Authorization` (Auth), three pass the request on (the environment is the client's
 /// server URL; Retry and Throttle have no built-in middleware to stand for them).
@@ -106,27 +126,45 @@ public enum LoopbackError: Error {
     case unexpectedResponse
 }
 
-/// Sends `count` requests with `client`, `concurrency` at a time, and returns the elapsed time.
+/// What one loopback run took.
+public struct LoopbackRun: Sendable {
+    /// From the first request sent until the last response.
+    public let elapsed: Duration
+    /// The CPU time (user and system) the whole process spent meanwhile: the client's cost, as nginx runs in
+    /// a process of its own.
+    public let cpu: Duration
+}
+
+/// Sends `count` requests with `client`, `concurrency` at a time, and returns the elapsed and CPU time.
 ///
 /// Each of `concurrency` workers sends one request after another until `count` have been sent in all.
 /// Throws the first failure: a benchmark that lost requests measured something else.
-public func runLoopback(_ client: any LoopbackClient, count: Int, concurrency: Int) async throws -> Duration {
+public func runLoopback(_ client: any LoopbackClient, count: Int, concurrency: Int) async throws -> LoopbackRun {
     let clock = ContinuousClock()
+    let cpuBefore = processCPUTime()
     let start = clock.now
     if concurrency <= 1 {
         for _ in 0..<count { _ = try await client.fetchPerson() }
-        return clock.now - start
-    }
-    let next = Counter()
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        for _ in 0..<concurrency {
-            group.addTask {
-                while next.take() < count { _ = try await client.fetchPerson() }
+    } else {
+        let next = Counter()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<concurrency {
+                group.addTask {
+                    while next.take() < count { _ = try await client.fetchPerson() }
+                }
             }
+            try await group.waitForAll()
         }
-        try await group.waitForAll()
     }
-    return clock.now - start
+    return LoopbackRun(elapsed: clock.now - start, cpu: processCPUTime() - cpuBefore)
+}
+
+/// The CPU time, user and system, the process has used so far (`getrusage`).
+public func processCPUTime() -> Duration {
+    var usage = rusage()
+    getrusage(rusageSelf, &usage)
+    func duration(_ time: timeval) -> Duration { .seconds(time.tv_sec) + .microseconds(time.tv_usec) }
+    return duration(usage.ru_utime) + duration(usage.ru_stime)
 }
 
 /// Hands out 0, 1, 2, … to concurrent workers.
@@ -155,3 +193,10 @@ public func nginxAcceptedConnections(baseURL: URL) async -> Int? {
     guard lines.count >= 3, let accepts = lines[2].split(separator: " ").first else { return nil }
     return Int(accepts)
 }
+
+#if canImport(Glibc)
+/// `RUSAGE_SELF` as Glibc's `getrusage` takes it.
+private let rusageSelf = __rusage_who_t(RUSAGE_SELF.rawValue)
+#else
+private let rusageSelf = RUSAGE_SELF
+#endif

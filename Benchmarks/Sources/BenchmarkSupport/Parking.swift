@@ -24,7 +24,7 @@ public struct ParkingCase: Sendable {
 
     /// The floor under every case: the terminal alone holds every request, each parked on one continuation in
     /// an array. What a case costs beyond this is the cost of its parking place.
-    public static let floor = ParkingCase(name: "floor: terminal holds each request") {
+    public static let floor = ParkingCase(name: "floor (terminal holds all)") {
         let gate = GateTerminal()
         return ParkingSetup(
             chain: gate,
@@ -36,7 +36,7 @@ public struct ParkingCase: Sendable {
 
     /// `Throttle(maximumNumberOfRequests: 1)` in front of a terminal that holds the first request until
     /// released; every later request waits in the throttle's queue.
-    public static let throttle = ParkingCase(name: "Throttle(maximumNumberOfRequests: 1)") {
+    public static let throttle = ParkingCase(name: "Throttle(max 1)") {
         let gate = GateTerminal()
         let throttle = Throttle(maximumNumberOfRequests: 1)
         let chain = throttle --> gate

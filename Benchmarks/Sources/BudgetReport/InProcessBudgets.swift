@@ -16,6 +16,7 @@ func measureInProcess(rounds: Int, iterations: Int) async -> Section {
         ("default", .defaultChain()),
         ("transport", .openAPITransport(CannedTransport())),
     ]
+    for link in DefaultChainLink.allCases { subjects.append((link.rawValue, .link(link))) }
     for count in passThroughCounts {
         subjects.append(("loaders \(count)", .passThroughLoaders(count)))
         subjects.append(("middlewares \(count)", .passThroughMiddlewares(count)))
@@ -47,7 +48,7 @@ func measureInProcess(rounds: Int, iterations: Int) async -> Section {
     section.rows.append(.info("terminal (CannedResponse) called directly", "\(format(terminal, decimals: 0)) ns"))
     section.rows.append(
         .info(
-            "default chain: ApplyEnvironment → Auth(BasicAuth) → Retry → Throttle",
+            "default chain (ApplyEnvironment → Auth → Retry → Throttle)",
             "\(format(defaultChain, decimals: 0)) ns")
     )
     section.rows.append(
@@ -58,27 +59,38 @@ func measureInProcess(rounds: Int, iterations: Int) async -> Section {
             passes: overhead <= 1000
         )
     )
-    let loaderLine = passThroughCounts.map { "\($0): \(format(ns["loaders \($0)"]!, decimals: 0))" }
-    let middlewareLine = passThroughCounts.map { "\($0): \(format(ns["middlewares \($0)"]!, decimals: 0))" }
-    section.rows.append(.info("pass-through loaders, ns (count: ns)", loaderLine.joined(separator: "  ")))
-    section.rows.append(.info("openapi-runtime pass-through middlewares, ns", middlewareLine.joined(separator: "  ")))
+    for link in DefaultChainLink.allCases {
+        section.rows.append(
+            .info(
+                "  of which \(link.rawValue) alone adds",
+                "\(format((ns[link.rawValue]! - terminal) / 1000, decimals: 3)) µs")
+        )
+    }
+    for count in passThroughCounts {
+        section.rows.append(
+            .info(
+                "\(count) pass-through: loaders | openapi-runtime middlewares",
+                "\(format(ns["loaders \(count)"]!, decimals: 0)) ns | \(format(ns["middlewares \(count)"]!, decimals: 0)) ns"
+            )
+        )
+    }
     section.rows.append(
         .info("openapi-runtime: CannedTransport called directly", "\(format(ns["transport"]!, decimals: 0)) ns")
     )
     section.rows.append(
         .info(
-            "openapi-runtime: fixed cost of UniversalClient (0 middlewares − transport)",
+            "openapi-runtime: UniversalClient fixed cost (0 middlewares − transport)",
             "\(format((ns["middlewares 0"]! - ns["transport"]!) / 1000, decimals: 3)) µs"
         )
     )
     section.rows.append(
         .info(
-            "openapi-runtime: each pass-through middleware (fitted slope)",
+            "openapi-runtime: each pass-through middleware (slope)",
             "\(format(middlewareFit.slope / 1000, decimals: 3)) µs")
     )
     section.rows.append(
         .check(
-            "each pass-through loader (fitted slope)",
+            "each pass-through loader (slope over 0…16)",
             "\(format(loaderFit.slope / 1000, decimals: 3)) µs",
             budget: "≤ 0.1 µs",
             passes: loaderFit.slope <= 100

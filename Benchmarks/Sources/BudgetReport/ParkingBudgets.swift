@@ -20,11 +20,11 @@ func measureParking(runs: Int, counts: [Int]) async -> Section {
             timePerRequest[count] = total / Double(count)
             section.rows.append(
                 .info(
-                    "\(parkingCase.name), \(count) parked: total time",
+                    "\(parkingCase.name), \(count / 1000)k parked: total time",
                     "\(format(total / 1e6, decimals: 1)) ms (\(format(total / Double(count) / 1000, decimals: 2)) µs/req)"
                 )
             )
-            let figure = "\(parkingCase.name), \(count) parked: heap per request (RSS Δ per request)"
+            let figure = "\(parkingCase.name), \(count / 1000)k parked: heap/request (RSS Δ/request)"
             let measured = "\(format(bytes, decimals: 0)) B (\(format(resident, decimals: 0)) B)"
             section.rows.append(
                 isFloor ? .info(figure, measured) : .check(figure, measured, budget: "< 2048 B", passes: bytes < 2048)
@@ -34,7 +34,7 @@ func measureParking(runs: Int, counts: [Int]) async -> Section {
             let growth = timePerRequest[largest]! / timePerRequest[smallest]!
             section.rows.append(
                 .check(
-                    "\(parkingCase.name): time per request at \(largest) ÷ at \(smallest)",
+                    "\(parkingCase.name): time/request at \(largest / 1000)k ÷ at \(smallest / 1000)k",
                     format(growth, decimals: 2),
                     budget: "≤ 2 (linear)",
                     passes: growth <= 2

@@ -6,15 +6,19 @@ import Foundation
 // section is skipped.
 //
 //   BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale]
+//   BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
 //
 //   --quick    fewer rounds and iterations (a smoke test, not a measurement)
 //   --strict   exit with status 1 when a budget fails
 //   --only     run only the named sections
+//   --spin     only send requests to one in-process subject for SECONDS, for a profiler:
+//              perf record -g .build/release/BudgetReport --spin default 10
 
 struct Options {
     var quick = false
     var strict = false
     var sections: Set<String> = ["inprocess", "loopback", "scale"]
+    var spin: (subject: InProcessSubject, seconds: Double)?
 
     init(arguments: [String]) {
         var remaining = arguments.dropFirst()
@@ -25,14 +29,40 @@ struct Options {
             case "--only":
                 guard let list = remaining.popFirst() else { Self.usage() }
                 sections = Set(list.split(separator: ",").map { String($0) })
+            case "--spin":
+                guard let name = remaining.popFirst(), let subject = Self.subject(named: name),
+                    let seconds = remaining.popFirst().flatMap(Double.init)
+                else { Self.usage() }
+                spin = (subject, seconds)
             default: Self.usage()
             }
         }
     }
 
+    static func subject(named name: String) -> InProcessSubject? {
+        switch name {
+        case "default": return .defaultChain()
+        case "terminal": return .terminal()
+        default:
+            if name.hasPrefix("loaders-"), let count = Int(name.dropFirst("loaders-".count)) {
+                return .passThroughLoaders(count)
+            }
+            if name.hasPrefix("middlewares-"), let count = Int(name.dropFirst("middlewares-".count)) {
+                return .passThroughMiddlewares(count)
+            }
+            return nil
+        }
+    }
+
     static func usage() -> Never {
         FileHandle.standardError.write(
-            Data("usage: BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale]\n".utf8)
+            Data(
+                """
+                usage: BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale]
+                       BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
+
+                """.utf8
+            )
         )
         exit(2)
     }
@@ -40,6 +70,18 @@ struct Options {
 
 func progress(_ message: String) {
     FileHandle.standardError.write(Data("BudgetReport: \(message)\n".utf8))
+}
+
+/// Sends requests to `subject` for `seconds`, in batches, and prints the time per request.
+nonisolated func spin(_ subject: InProcessSubject, seconds: Double) async {
+    let clock = ContinuousClock()
+    let start = clock.now
+    var requests = 0
+    while (clock.now - start).nanoseconds < seconds * 1e9 {
+        _ = await subject.run(iterations: 100_000)
+        requests += 100_000
+    }
+    print("\(requests) requests, \(format((clock.now - start).nanoseconds / Double(requests), decimals: 1)) ns each")
 }
 
 /// Runs the sections away from the main actor, so that no request pays for a hop back to it.
@@ -57,7 +99,7 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
             sections.append(
                 try await measureLoopback(
                     baseURL: url,
-                    rounds: options.quick ? 2 : 5,
+                    rounds: options.quick ? 2 : 7,
                     sequentialCount: options.quick ? 300 : 1_500,
                     concurrentCount: options.quick ? 1_000 : 5_000
                 )
@@ -80,6 +122,10 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
 }
 
 let options = Options(arguments: CommandLine.arguments)
+if let (subject, seconds) = options.spin {
+    await spin(subject, seconds: seconds)
+    exit(0)
+}
 let sections = try await report(options)
 print(render(sections))
 let failures = sections.flatMap(\.rows).filter { $0.verdict == .fail }
