@@ -7,7 +7,7 @@ import BenchmarkSupport
 // (the scaling factor is 1,000 requests per iteration).
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .cpuTotal, .mallocCountTotal],
+        metrics: [.wallClock, .mallocCountTotal],
         timeUnits: .nanoseconds,
         scalingFactor: .kilo,
         maxDuration: isQuickRun ? .milliseconds(100) : .seconds(1),
