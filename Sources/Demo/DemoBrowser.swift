@@ -33,7 +33,9 @@ final class DemoBrowser: OAuthDelegate {
         let shown = ["scope", "code_challenge_method"].compactMap { name in
             query.first { $0.name == name }?.value.map { "\(name)=\($0)" }
         }
-        print("   [browser] login page \(url.path) (\(shown.joined(separator: ", ")), state, nonce); signing in as \(subject)")
+        print(
+            "   [browser] login page \(url.path) (\(shown.joined(separator: ", ")), state, nonce); signing in as \(subject)"
+        )
         var request = HTTPRequest(method: .post, url: url, body: FormBody(["sub": subject]))
         request.redirectPolicy = .doNotFollow
         guard let response = try? await transport.load(request).get(), response.status.rawValue == 302,

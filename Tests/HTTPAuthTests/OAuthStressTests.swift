@@ -33,7 +33,10 @@ import Testing
                 return Task(priority: .low) {
                     let result = await oauth.load(apiRequest("/item/\(index)"))
                     completions.withLock { $0[index] += 1 }
-                    let outcome = result.response.map { "\($0.status.rawValue)" } ?? "\(result.error!.code)"
+                    var outcome = result.response.map { "\($0.status.rawValue)" } ?? "\(result.error!.code)"
+                    if let error = result.error, ![.cancelled, .resetInProgress].contains(error.code) {
+                        outcome += ": \(error.message)"
+                    }
                     outcomes.withLock { $0[outcome, default: 0] += 1 }
                 }
             }

@@ -238,9 +238,10 @@ final class FakeAuthorizationServer: HTTPLoader, @unchecked Sendable {
         var body: [String: Any] = ["access_token": access, "token_type": "Bearer", "expires_in": lifetime]
         if let refresh { body["refresh_token"] = refresh }
         if withIDToken {
+            // A day: the ID token outlives the stress test's clock jumps between issuing and checking it.
             var claims: [String: Any] = [
                 "iss": issuer, "sub": "alice", "aud": clientID ?? "",
-                "iat": clock.now.timeIntervalSince1970, "exp": clock.now.timeIntervalSince1970 + 300,
+                "iat": clock.now.timeIntervalSince1970, "exp": clock.now.timeIntervalSince1970 + 86_400,
             ]
             if let nonceToSend { claims["nonce"] = nonceToSend }
             body["id_token"] = makeJWT(claims)

@@ -485,7 +485,7 @@ private struct Fixture {
         let fixture = Fixture(holdsLogins: true)
         let waiting = Task { await fixture.load() }
         let other = Task { await fixture.load() }
-        await eventually { fixture.oauth.waitingCount == 2 }
+        await eventually { fixture.oauth.waitingCount == 2 && fixture.delegate.heldLoginCount == 1 }
         waiting.cancel()
         #expect(await waiting.value.error?.code == .cancelled)
         #expect(fixture.oauth.waitingCount == 1)
@@ -531,6 +531,65 @@ private struct Fixture {
         fixture.delegate.releaseLogins()  // the answer arrives late and is ignored
         #expect(fixture.server.tokenRequestCount == 0)
         #expect(fixture.oauth.situation == .idle)
+    }
+
+    @Test func resetInterruptsACodeExchangeWhoseAnswerNeverComes() async throws {
+        let fixture = Fixture()
+        fixture.server.state.withLock { $0.holdsTokenRequests = true }  // held, ignoring cancellation
+        let load = Task { await fixture.load() }
+        await eventually { fixture.server.state.value.tokenGate.count == 1 }
+        await fixture.oauth.reset()
+        #expect(await load.value.error?.code == .resetInProgress)
+        #expect(fixture.oauth.lastFlowPath == [.logOut, .done])
+        // The token endpoint answers after the logout: nothing is saved, nobody is logged in.
+        fixture.server.releaseTokenRequests()
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(fixture.delegate.state.value.saves == 0)
+        #expect(fixture.oauth.credentials == nil)
+    }
+
+    @Test func resetInterruptsARefresh() async throws {
+        let fixture = Fixture()
+        try await fixture.logIn()
+        fixture.clock.advance(by: 3_590)
+        fixture.server.state.withLock { $0.holdsTokenRequests = true }
+        let loads = (0..<3).map { _ in Task { await fixture.load() } }
+        await eventually { fixture.server.state.value.tokenGate.count == 1 && fixture.oauth.waitingCount == 3 }
+        await fixture.oauth.reset()
+        for load in loads { #expect(await load.value.error?.code == .resetInProgress) }
+        fixture.server.releaseTokenRequests()
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(fixture.delegate.state.value.saves == 1)  // the login's; not the interrupted refresh's
+        #expect(fixture.delegate.state.value.saved == nil)
+    }
+
+    @Test func aFlowScriptedWithAMockLoader() async throws {
+        // The requests a login makes, in order, answered by a MockLoader.
+        let login = Box<URL?>(nil)
+        let endpoints = OAuthEndpoints(
+            issuer: nil,
+            authorization: URL(string: "https://id.example.com/authorize")!,
+            token: URL(string: "https://id.example.com/token")!
+        )
+        let delegate = OAuthTestDelegate { url in
+            login.withLock { $0 = url }
+            return URL(string: "com.example.app:/oauth/callback?code=c0de&state=\(url.queryValue("state")!)")
+        }
+        let oauth = OAuth(
+            configuration: oauthConfiguration(endpoints: .known(endpoints), scopes: ["read"]), delegate: delegate,
+            now: TestClock().read)
+        let mock = MockLoader()
+            .then(status: .ok, body: Data(#"{"access_token":"a1","token_type":"Bearer","expires_in":60}"#.utf8))
+            .then(status: .ok, body: Data("hello".utf8))
+        let chain = oauth --> mock
+        #expect(await chain.load(apiRequest()).response?.status == .ok)
+        let sent = mock.receivedRequests
+        try #require(sent.count == 2)
+        #expect(sent[0].method == .post && sent[0].url?.absoluteString == "https://id.example.com/token")
+        let form = try #require(String(data: sent[0].body.encode(), encoding: .utf8))
+        #expect(form.contains("grant_type=authorization_code") && form.contains("code=c0de"))
+        #expect(sent[1].headers["Authorization"] == "Bearer a1")
+        #expect(oauth.lastFlowPath == [.getSavedCredentials, .logIn, .getTokens, .done])
     }
 
     @Test func requestsArrivingDuringAResetFail() async throws {

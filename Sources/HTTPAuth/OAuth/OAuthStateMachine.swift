@@ -171,7 +171,7 @@ public final class OAuthStateMachine: Sendable {
         var request = HTTPRequest(url: url, headers: ["Accept": "application/json"])
         request.markAsAuthorizationServerTraffic()
         let response: HTTPResponse
-        switch await loader.sendDownstream(request) {
+        switch await send(request, interruptibly: true) {
         case .failure(let error): throw .discoveryFailed("GET \(url.absoluteString): \(error.message)")
         case .success(let answer): response = answer
         }
@@ -355,10 +355,11 @@ public final class OAuthStateMachine: Sendable {
     /// Posts a form to one of the server's endpoints, authenticating the client (RFC 6749 §2.3.1): HTTP Basic
     /// with the secret for a confidential client, `client_id` in the form for a public one.
     private func post(
-        _ fields: [URLQueryItem], to endpoint: URL, what: String
-    ) async throws(OAuthError)
-        -> HTTPResponse
-    {
+        _ fields: [URLQueryItem],
+        to endpoint: URL,
+        what: String,
+        interruptibly: Bool = true
+    ) async throws(OAuthError) -> HTTPResponse {
         var fields = fields
         var headers: HTTPHeaders = ["Accept": "application/json"]
         if let secret = configuration.clientSecret {
@@ -372,7 +373,7 @@ public final class OAuthStateMachine: Sendable {
         }
         var request = HTTPRequest(method: .post, url: endpoint, headers: headers, body: FormBody(fields))
         request.markAsAuthorizationServerTraffic()
-        switch await loader.sendDownstream(request) {
+        switch await send(request, interruptibly: interruptibly) {
         case .success(let response): return response
         case .failure(let error):
             throw .endpointUnreachable("POST \(endpoint.absoluteString) (\(what)): \(error.code): \(error.message)")
@@ -411,7 +412,8 @@ public final class OAuthStateMachine: Sendable {
                             URLQueryItem(name: "token_type_hint", value: hint),
                         ],
                         to: revocation,
-                        what: "revocation endpoint"
+                        what: "revocation endpoint",
+                        interruptibly: false
                     )
                     if !response.status.isSuccess, problem == nil {
                         problem = .tokenRequestFailed(status: response.status.rawValue, error: nil, description: nil)
@@ -442,6 +444,16 @@ public final class OAuthStateMachine: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// Sends one of the flow's requests down the chain. Interruptibly: a reset stops the wait at once, even
+    /// when the loaders below do not honour cancellation promptly, so a late answer cannot outlive the flow.
+    private func send(_ request: HTTPRequest, interruptibly: Bool) async -> HTTPResult {
+        guard interruptibly else { return await loader.sendDownstream(request) }
+        let loader = self.loader
+        let result = await interruptible { await loader.sendDownstream(request) }
+        return result
+            ?? .failure(HTTPError(.cancelled, request: request, message: "the authorization flow was interrupted"))
+    }
 
     /// 32 random bytes, base64url: for `state` and `nonce`.
     private static func randomToken() -> String {
