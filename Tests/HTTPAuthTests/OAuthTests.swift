@@ -393,6 +393,22 @@ private struct Fixture {
         #expect(await fixture.load().response?.status == .ok)
     }
 
+    @Test func failedRefreshesDoNotCountTowardsTheLimit() async throws {
+        let fixture = Fixture(
+            configuration: oauthConfiguration(refreshLimit: .init(maximumRefreshes: 1, window: .seconds(60))))
+        try await fixture.logIn()
+        fixture.clock.advance(by: 3_590)
+        fixture.server.state.withLock { $0.tokenEndpointStatus = .serviceUnavailable }
+        for _ in 0..<3 {
+            #expect(
+                fixture.oauthError(await fixture.load())
+                    == .tokenRequestFailed(status: 503, error: nil, description: nil))
+        }
+        fixture.server.state.withLock { $0.tokenEndpointStatus = nil }
+        #expect(await fixture.load().response?.status == .ok)
+        #expect(fixture.server.tokenRequestCount == 5)
+    }
+
     @Test func invalidGrantLogsInAgain() async throws {
         let fixture = Fixture()
         try await fixture.logIn()

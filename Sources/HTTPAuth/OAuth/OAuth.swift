@@ -350,17 +350,22 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         await super.load(request)
     }
 
-    /// Counts a refresh, or refuses it when the refresh limit is reached.
-    func recordRefresh() throws(OAuthError) {
+    /// Refuses a refresh when the refresh limit's number of successful refreshes happened within its window:
+    /// fresh tokens that the server keeps rejecting. Failed attempts (the network is down) do not count.
+    func checkRefreshLimit() throws(OAuthError) {
         let limit = configuration.refreshLimit
         let now = now()
         let allowed = state.withLock { state -> Bool in
             state.refreshTimes.removeAll { now.timeIntervalSince($0) >= limit.window.seconds }
-            guard state.refreshTimes.count < limit.maximumRefreshes else { return false }
-            state.refreshTimes.append(now)
-            return true
+            return state.refreshTimes.count < limit.maximumRefreshes
         }
         if !allowed { throw .refreshLoop(refreshes: limit.maximumRefreshes, window: limit.window) }
+    }
+
+    /// Counts a successful refresh for the refresh limit.
+    func recordRefresh() {
+        let now = now()
+        state.withLock { $0.refreshTimes.append(now) }
     }
 
     func loadSavedCredentials() async -> OAuthCredentials? {

@@ -68,8 +68,9 @@ public struct OAuthConfiguration: Sendable {
         case fail
     }
 
-    /// At most ``maximumRefreshes`` refreshes within ``window``; one more fails with
-    /// ``OAuthError/refreshLoop(refreshes:window:)``.
+    /// At most ``maximumRefreshes`` successful refreshes within ``window``; one more fails with
+    /// ``OAuthError/refreshLoop(refreshes:window:)``. Refreshes that failed (the server could not be reached)
+    /// do not count: they are not a loop, and the next request tries again.
     public struct RefreshLimit: Sendable, Hashable {
         public var maximumRefreshes: Int
         public var window: Duration

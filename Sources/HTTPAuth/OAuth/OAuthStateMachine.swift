@@ -130,9 +130,10 @@ public final class OAuthStateMachine: Sendable {
                         state = .logIn
                         continue
                     }
-                    try loader.recordRefresh()
+                    try loader.checkRefreshLimit()
                     do throws(OAuthError) {
                         let new = try await refresh(current, refreshToken: refreshToken)
+                        loader.recordRefresh()
                         credentials = new
                         result = .refreshed
                         await loader.saveCredentials(new)
