@@ -9,10 +9,10 @@
 #      /person.json (a 213-byte JSON person) and /nginx_status (stub_status: accepted connections), and
 #      stops it on exit, however the script ends;
 #   3. builds the Benchmarks package in release;
-#   4. runs the ordo-one/benchmark suites (`swift package benchmark`): InProcess (time, instructions and
-#      allocations per request for the default chain, 0–16 pass-through loaders and swift-openapi-runtime's
-#      middleware fold), Loopback (raw URLSession, the chain over URLSessionLoader, swift-openapi-urlsession)
-#      and Parking (1k/10k/100k requests parked in a Throttle);
+#   4. runs the ordo-one/benchmark suites (`swift package benchmark`): InProcess (time and allocations per
+#      request for the default chain and each of its links, 0–16 pass-through loaders and
+#      swift-openapi-runtime's middleware fold), Loopback (raw URLSession, URLSessionLoader alone, the chain
+#      over it, swift-openapi-urlsession) and Parking (1k/10k/100k requests parked in a Throttle);
 #   5. runs BudgetReport, which measures each budgeted figure directly (interleaved rounds, medians) and
 #      prints it with its budget and PASS or FAIL; the table is also saved to
 #      Benchmarks/.build/budget-report.txt.
@@ -23,7 +23,7 @@
 #   --budgets-only  skip step 4
 #   -- ARGS         passed to `swift package benchmark` (e.g. `-- --target InProcess --format markdown`)
 #
-# Takes about 5 minutes on 2 cores after the first build (which takes 3–4 more). Environment: BENCH_NGINX
+# Takes about 4 minutes on 2 cores after the first build (which takes 3–4 more). Environment: BENCH_NGINX
 # (an nginx binary to use instead of the one on PATH or at /usr/sbin/nginx).
 set -euo pipefail
 
@@ -37,7 +37,7 @@ PLUGIN_ARGS=()
 
 note() { printf 'bench.sh: %s\n' "$*" >&2; }
 die() { printf 'bench.sh: error: %s\n' "$*" >&2; exit 1; }
-step() { printf '\n==> %s\n' "$*" >&2; }
+step() { printf '\n==> %s (at %d s)\n' "$*" "$SECONDS" >&2; }
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -240,5 +240,5 @@ report_args=()
 REPORT=$BENCH_DIR/.build/budget-report.txt
 status=0
 "$BENCH_DIR/.build/release/BudgetReport" ${report_args[@]+"${report_args[@]}"} | tee "$REPORT" || status=$?
-note "table saved to ${REPORT#"$ROOT"/}"
+note "table saved to ${REPORT#"$ROOT"/}; the run took $SECONDS s"
 exit "$status"
