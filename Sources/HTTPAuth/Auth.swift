@@ -1,4 +1,5 @@
 public import HTTP
+import Synchronization
 
 /// A loader that routes each request to the authentication loader for its
 /// `HTTPRequest.authenticationMethod`.
@@ -23,15 +24,18 @@ public import HTTP
 /// stop at the guard: ``reset()`` resets every sub-loader (logging out of each), waits for all of them, and
 /// then resets the rest of the chain exactly once — where a chain in which every sub-loader forwarded its
 /// reset would reset it once per sub-loader.
-// Safety: `loaders` and `downstream` are immutable; the downstream guard keeps its state behind a lock.
+// Safety: `loaders`, `routes` and `downstream` are immutable; the downstream guard's reset counter is atomic.
 public final class Auth: HTTPLoader, @unchecked Sendable {
     /// The loader for each method.
     public let loaders: [AuthenticationMethod: HTTPLoader]
+    /// `loaders` as an array: for the few methods a chain has, comparing names beats hashing them.
+    private let routes: [(method: AuthenticationMethod, loader: HTTPLoader)]
     private let downstream = SharedDownstream()
 
     /// - Parameter loaders: The loader for each authentication method. Their next loader is set here.
     public init(loaders: [AuthenticationMethod: HTTPLoader]) {
         self.loaders = loaders
+        self.routes = loaders.map { ($0.key, $0.value) }
         super.init()
         for loader in loaders.values { loader.nextLoader = downstream }
     }
@@ -44,7 +48,7 @@ public final class Auth: HTTPLoader, @unchecked Sendable {
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
         guard let method = request.authenticationMethod else { return await downstream.load(request) }
-        guard let loader = loaders[method] else {
+        guard let loader = routes.first(where: { $0.method == method })?.loader else {
             let known = loaders.keys.map(\.rawValue).sorted().joined(separator: ", ")
             return .failure(
                 HTTPError(
@@ -70,23 +74,24 @@ public final class Auth: HTTPLoader, @unchecked Sendable {
 
 /// The guard between ``Auth``'s sub-loaders and `Auth`'s next loader: forwards loads, refuses them while
 /// `Auth` resets, and keeps the sub-loaders' resets from reaching further.
-// Safety: the reset counter lives behind a lock.
+// Safety: the reset counter is atomic.
 private final class SharedDownstream: HTTPLoader, @unchecked Sendable {
-    private let resetsInProgress = Locked(0)
+    /// Read on every load, written only by resets: an atomic counter rather than a lock.
+    private let resetsInProgress = Atomic<Int>(0)
 
     override func load(_ request: HTTPRequest) async -> HTTPResult {
         // A sub-loader's own requests pass: logging out may revoke tokens while `Auth` resets.
-        if resetsInProgress.value > 0, !request.isAuthorizationServerTraffic {
+        if resetsInProgress.load(ordering: .acquiring) > 0, !request.isAuthorizationServerTraffic {
             return .failure(
                 HTTPError(.resetInProgress, request: request, message: "refused by Auth while the chain resets")
             )
         }
-        return await super.load(request)
+        return await loadNext(request)
     }
 
     /// A sub-loader's reset ends here; ``Auth/reset()`` resets what follows, once.
     override func reset() async {}
 
-    func beginReset() { resetsInProgress.withLock { $0 += 1 } }
-    func endReset() { resetsInProgress.withLock { $0 -= 1 } }
+    func beginReset() { resetsInProgress.add(1, ordering: .sequentiallyConsistent) }
+    func endReset() { resetsInProgress.subtract(1, ordering: .sequentiallyConsistent) }
 }

@@ -86,9 +86,9 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
         if let own = request.basicCredentials {
-            return await super.load(authorized(request, with: own))
+            return await loadNext(authorized(request, with: own))
         }
-        guard request.authenticationMethod == .basic else { return await super.load(request) }
+        guard request.authenticationMethod == .basic else { return await loadNext(request) }
         guard let host = request.host?.lowercased(), hosts.contains(host) else {
             return .failure(
                 HTTPError(
@@ -108,7 +108,7 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
             case .credentials(let current, let currentVersion): (credentials, version) = (current, currentVersion)
             case .failed(let code, let message): return .failure(HTTPError(code, request: request, message: message))
             }
-            let result = await super.load(authorized(request, with: credentials))
+            let result = await loadNext(authorized(request, with: credentials))
             guard case .success(let response) = result, response.status == .unauthorized, !replayed else {
                 return result
             }

@@ -34,19 +34,41 @@ extension ServerEnvironment {
     public static let inProcess = ServerEnvironment(host: "api.example.com")
 }
 
-/// The credentials the default chain's authentication loader holds from the start.
-let benchmarkCredentials = BasicCredentials(username: "bench", password: "s3cret")
+/// An OAuth configuration for `host`, with endpoints that are never contacted: the benchmarks' loaders start
+/// with valid credentials.
+func benchmarkOAuthConfiguration(host: String) -> OAuthConfiguration {
+    OAuthConfiguration(
+        endpoints: .known(
+            OAuthEndpoints(
+                authorization: URL(string: "https://id.example.com/authorize")!,
+                token: URL(string: "https://id.example.com/token")!
+            )),
+        clientID: "benchmarks",
+        redirectURI: URL(string: "com.example.benchmarks:/callback")!,
+        resourceHosts: [host]
+    )
+}
+
+/// Credentials that stay valid for the whole run: an hour.
+func validBenchmarkCredentials() -> OAuthCredentials {
+    OAuthCredentials(
+        accessToken: "benchmark-access-token-0123456789abcdef",
+        refreshToken: "benchmark-refresh-token",
+        expirationDate: Date().addingTimeInterval(3_600),
+        issuedAt: Date()
+    )
+}
 
 /// The default chain of DESIGN.md, in front of `terminal`:
 ///
 /// ```
 /// ApplyEnvironment --> Auth --> Retry --> Throttle --> terminal
-///                      └─ .basic: BasicAuth (credentials already set)
+///                      └─ .oauth: OAuth (a valid token already held)
 /// ```
 ///
 /// This is the one place the benchmarks build it (its links are made by ``DefaultChainLink``). Auth's loader
-/// is a ``BasicAuth`` that already holds credentials for `environment`'s host, so no request waits for them;
-/// requests made by ``makeDefaultChainRequest()`` ask for that method. The throttle allows 16 requests at
+/// is an `OAuth` loader that already holds a valid token for `environment`'s host, so no request waits for
+/// one; requests made by ``makeDefaultChainRequest()`` ask for that method. The throttle allows 16 requests at
 /// once: enough for the loopback benchmarks' concurrency, so that it measures the cost of the throttle and
 /// not of a queue.
 ///
@@ -66,7 +88,7 @@ public func makeDefaultChain(terminal: HTTPLoader, environment: ServerEnvironmen
 /// terminal, to show where the chain's time goes.
 public enum DefaultChainLink: String, CaseIterable, Sendable {
     case applyEnvironment = "ApplyEnvironment"
-    case auth = "Auth(.basic: BasicAuth)"
+    case auth = "Auth(.oauth: OAuth, valid token)"
     case retry = "Retry"
     case throttle = "Throttle(16)"
 
@@ -76,7 +98,12 @@ public enum DefaultChainLink: String, CaseIterable, Sendable {
         case .applyEnvironment:
             ApplyEnvironment(environment: environment)
         case .auth:
-            Auth(loaders: [.basic: BasicAuth(hosts: [environment.host], credentials: benchmarkCredentials)])
+            Auth(loaders: [
+                .oauth: OAuth(
+                    configuration: benchmarkOAuthConfiguration(host: environment.host),
+                    credentials: validBenchmarkCredentials()
+                )
+            ])
         case .retry:
             Retry()
         case .throttle:
@@ -85,7 +112,7 @@ public enum DefaultChainLink: String, CaseIterable, Sendable {
     }
 
     /// The request this link receives in the default chain: relative before ``ApplyEnvironment``, absolute
-    /// after it; asking for Basic authentication throughout.
+    /// after it; asking for OAuth throughout.
     public var request: HTTPRequest {
         var request = makeDefaultChainRequest()
         if self != .applyEnvironment { request.host = ServerEnvironment.inProcess.host }
@@ -96,7 +123,7 @@ public enum DefaultChainLink: String, CaseIterable, Sendable {
 /// A relative request for the person, asking for the authentication the default chain applies.
 public func makeDefaultChainRequest() -> HTTPRequest {
     var request = HTTPRequest(path: personPath)
-    request.authenticationMethod = .basic
+    request.authenticationMethod = .oauth
     return request
 }
 

@@ -105,7 +105,7 @@ public struct OpenAPIURLSessionClient: LoopbackClient {
             serverURL: baseURL,
             transport: URLSessionTransport(configuration: .init(session: session)),
             middlewares: [
-                HeaderMiddleware(name: .authorization, value: benchmarkCredentials.authorizationHeaderValue),
+                HeaderMiddleware(name: .authorization, value: validBenchmarkCredentials().authorizationHeaderValue),
                 PassThroughMiddleware(),
                 PassThroughMiddleware(),
                 PassThroughMiddleware(),

@@ -47,7 +47,11 @@ public struct Backoff: HTTPRetryStrategy, Hashable {
     /// How the delay is randomised.
     public var jitter: Jitter
     /// The response statuses worth another attempt.
-    public var retryableStatuses: Set<HTTPStatus>
+    public var retryableStatuses: Set<HTTPStatus> {
+        didSet { lowestRetryableStatus = Self.lowest(of: retryableStatuses) }
+    }
+    /// The lowest of ``retryableStatuses``: a lower status (every success) is answered without hashing.
+    private var lowestRetryableStatus: Int
     /// The failure codes worth another attempt. ``HTTPError/Code/cancelled``,
     /// ``HTTPError/Code/resetInProgress`` and ``HTTPError/Code/invalidRequest`` are never retried, even if
     /// listed.
@@ -73,8 +77,18 @@ public struct Backoff: HTTPRetryStrategy, Hashable {
         self.maximumDelay = maximumDelay
         self.jitter = jitter
         self.retryableStatuses = retryableStatuses
+        self.lowestRetryableStatus = Self.lowest(of: retryableStatuses)
         self.retryableCodes = retryableCodes
         self.maximumRetryAfter = maximumRetryAfter
+    }
+
+    /// Whether `status` is one of ``retryableStatuses``.
+    public func mayRetry(_ status: HTTPStatus) -> Bool {
+        status.rawValue >= lowestRetryableStatus && retryableStatuses.contains(status)
+    }
+
+    private static func lowest(of statuses: Set<HTTPStatus>) -> Int {
+        statuses.map(\.rawValue).min() ?? Int.max
     }
 
     public func retryDecision(for result: HTTPResult, context: RetryContext) -> RetryDecision {

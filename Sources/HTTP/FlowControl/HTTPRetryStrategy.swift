@@ -24,6 +24,15 @@ public protocol HTTPRetryStrategy: Sendable {
     ///   - result: The result of the attempt that just completed.
     ///   - context: The attempt's number and the current time.
     func retryDecision(for result: HTTPResult, context: RetryContext) -> RetryDecision
+
+    /// Whether the strategy might retry a response with this status. ``Retry`` does not ask for a decision
+    /// (nor read the clock) about a response whose status the strategy never retries — the common case of a
+    /// success. The default is `true`: every response is put to ``retryDecision(for:context:)``.
+    func mayRetry(_ status: HTTPStatus) -> Bool
+}
+
+extension HTTPRetryStrategy {
+    public func mayRetry(_ status: HTTPStatus) -> Bool { true }
 }
 
 /// What a retry strategy decided.

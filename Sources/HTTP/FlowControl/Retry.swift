@@ -84,8 +84,14 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
             var attempt = base
             if attemptNumber > 1 { attempt.attemptNumber = attemptNumber }  // 1 is the default: no copy of the options
             inFlight.begin()
-            let result = await super.load(attempt)
+            let result = await loadNext(attempt)
             inFlight.end()
+
+            // The common case: a response the strategy never retries.
+            if case .success(let response) = result, !strategy.mayRetry(response.status) {
+                budget?.record(response.status)
+                return result
+            }
 
             guard let delay = retryDelay(for: result, of: attempt, strategy: strategy) else { return result }
             switch await wait(delay) {

@@ -52,16 +52,20 @@ public final class RetryBudget: Sendable {
     public func record(_ result: HTTPResult) {
         switch result {
         case .success(let response):
-            let status = response.status
-            if status.isServerError || status == .tooManyRequests || status == .requestTimeout {
-                recordFailure()
-            } else {
-                recordSuccess()
-            }
+            record(response.status)
         case .failure(let error):
             if error.code != .cancelled && error.code != .resetInProgress && error.code != .invalidRequest {
                 recordFailure()
             }
+        }
+    }
+
+    /// Records a response's status: `408`, `429` and `5xx` as failures, anything else as a success.
+    func record(_ status: HTTPStatus) {
+        if status.isServerError || status == .tooManyRequests || status == .requestTimeout {
+            recordFailure()
+        } else {
+            recordSuccess()
         }
     }
 }

@@ -102,10 +102,10 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
     public var waitingCount: Int { state.withLock { $0.waiters.count } }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        if request.throttle == .never { return await super.load(request) }
+        if request.throttle == .never { return await loadNext(request) }
         switch await admit(request.throttlePriority) {
         case .granted:
-            let result = await super.load(request)
+            let result = await loadNext(request)
             release()
             return result
         case .cancelled:

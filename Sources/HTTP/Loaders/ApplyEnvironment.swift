@@ -20,8 +20,8 @@ public final class ApplyEnvironment: HTTPLoader, @unchecked Sendable {
     }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        guard request.host == nil else { return await super.load(request) }
+        guard request.host == nil else { return await loadNext(request) }
         let target = request.serverEnvironment ?? environment
-        return await super.load(target.apply(to: request))
+        return await loadNext(target.apply(to: request))
     }
 }

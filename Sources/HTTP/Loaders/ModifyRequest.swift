@@ -35,6 +35,6 @@ public final class ModifyRequest: HTTPLoader, @unchecked Sendable {
                 )
             )
         }
-        return await super.load(modified)
+        return await loadNext(modified)
     }
 }

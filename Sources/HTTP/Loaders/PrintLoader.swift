@@ -43,7 +43,7 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
         let target = "\(request.method) \(request.displayURL)"
         sink("→ \(tag) \(target)\(headerSuffix(request.headersIncludingBody))")
         let start = ContinuousClock.now
-        let result = await super.load(request)
+        let result = await loadNext(request)
         let elapsed = Self.format(ContinuousClock.now - start)
         switch result {
         case .success(let response):

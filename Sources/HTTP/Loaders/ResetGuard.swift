@@ -26,7 +26,7 @@ public final class ResetGuard: HTTPLoader, @unchecked Sendable {
                 HTTPError(.resetInProgress, request: request, message: "refused by ResetGuard while the chain resets")
             )
         }
-        return await super.load(request)
+        return await loadNext(request)
     }
 
     /// How many resets are waiting for the running one; for tests.

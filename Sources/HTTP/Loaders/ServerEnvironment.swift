@@ -69,9 +69,16 @@ public struct ServerEnvironment: Sendable {
         copy.scheme = scheme
         copy.host = host
         copy.port = port
-        copy.percentEncodedPath = Self.join(HTTPRequest.encodePath(pathPrefix), request.percentEncodedPath)
-        for field in headers where !request.headers.contains(field.name) {
-            copy.headers.add(field.value, for: field.name)
+        if pathPrefix.isEmpty || pathPrefix == "/" {
+            // What `join` gives for an empty prefix, without building strings in the common case.
+            if !request.percentEncodedPath.hasPrefix("/") { copy.percentEncodedPath = "/" + request.percentEncodedPath }
+        } else {
+            copy.percentEncodedPath = Self.join(HTTPRequest.encodePath(pathPrefix), request.percentEncodedPath)
+        }
+        if !headers.isEmpty {
+            for field in headers where !request.headers.contains(field.name) {
+                copy.headers.add(field.value, for: field.name)
+            }
         }
         if !query.isEmpty { copy.query = request.query + query }
         return copy

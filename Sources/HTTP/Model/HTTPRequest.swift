@@ -30,7 +30,10 @@ public struct HTTPRequest: Sendable {
     /// The request body. Defaults to ``EmptyBody``.
     public var body: any HTTPBody
 
-    private var options: [ObjectIdentifier: any Sendable] = [:]
+    /// The options set on this request, each boxed and keyed by its option type. A short array searched by
+    /// identity is faster than a dictionary for the handful of options a request carries, and the box's type
+    /// is known from the key, so reading an option needs no dynamic cast.
+    private var options: [(key: ObjectIdentifier, box: any AnyObject & Sendable)] = []
     /// Set when the request was made from a URL that `URLComponents` could not parse.
     private(set) var unparsableURL: String?
 
@@ -161,14 +164,29 @@ public struct HTTPRequest: Sendable {
     /// The value of a typed option, or its ``HTTPRequestOption/defaultOptionValue`` when it was never set.
     public subscript<Option: HTTPRequestOption>(option option: Option.Type) -> Option.Value {
         get {
-            guard let value = options[ObjectIdentifier(option)] else { return Option.defaultOptionValue }
-            // The dictionary is keyed by the option's type, so the stored value is always an `Option.Value`.
-            return value as! Option.Value
+            let key = ObjectIdentifier(option)
+            for entry in options where entry.key == key {
+                // Entries are keyed by the option's type, so this one's box is always an `OptionBox<Option.Value>`.
+                return unsafeDowncast(entry.box, to: OptionBox<Option.Value>.self).value
+            }
+            return Option.defaultOptionValue
         }
         set {
-            options[ObjectIdentifier(option)] = newValue
+            let key = ObjectIdentifier(option)
+            let box = OptionBox(newValue)
+            if let index = options.firstIndex(where: { $0.key == key }) {
+                options[index].box = box
+            } else {
+                options.append((key, box))
+            }
         }
     }
+}
+
+/// The value of one request option, in a box whose type the option's key determines.
+private final class OptionBox<Value: Sendable>: Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
 
 extension HTTPRequest: CustomStringConvertible {

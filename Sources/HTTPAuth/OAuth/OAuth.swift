@@ -71,7 +71,17 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     }
 
     private struct State {
-        var credentials: OAuthCredentials?
+        var credentials: OAuthCredentials? {
+            didSet {
+                authorization = credentials?.authorizationHeaderValue
+                refreshDeadline = credentials.flatMap { OAuth.refreshDeadline(of: $0, window: refreshWindow) }
+            }
+        }
+        /// `Bearer <token>` for the current credentials, built once rather than per request.
+        var authorization: String?
+        /// When the current credentials need refreshing (`nil`: never by the clock), computed once.
+        var refreshDeadline: Date?
+        let refreshWindow: Duration
         /// Whether the delegate's saved credentials were read (or replaced) already.
         var knowsSavedCredentials = false
         var endpoints: OAuthEndpoints?
@@ -89,8 +99,10 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
 
     /// How the loader talks to its authorization server.
     public let configuration: OAuthConfiguration
+    /// The resource hosts, lowercased, as an array: comparing one or two names beats hashing them.
+    private let resourceHosts: [String]
     let now: @Sendable () -> Date
-    private let state = Locked(State())
+    private let state: Locked<State>
 
     /// - Parameters:
     ///   - configuration: The server, the client, and the refresh rules.
@@ -105,7 +117,9 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.configuration = configuration
+        self.resourceHosts = Array(configuration.resourceHosts)
         self.now = now
+        self.state = Locked(State(refreshWindow: configuration.refreshWindow))
         super.init()
         state.withLock { state in
             state.credentials = credentials
@@ -173,8 +187,11 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     // MARK: - Loading
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        guard request.authenticationMethod == .oauth else { return await super.load(request) }
-        guard let host = request.host?.lowercased(), configuration.resourceHosts.contains(host) else {
+        guard request.authenticationMethod == .oauth else { return await loadNext(request) }
+        guard let host = request.host,
+            resourceHosts.contains(where: { $0 == host })
+                || resourceHosts.contains(host.lowercased())
+        else {
             return .failure(
                 HTTPError(
                     .cannotAuthenticate,
@@ -187,14 +204,20 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         var rejectedToken: String?
         while true {
             let credentials: OAuthCredentials
-            switch await currentCredentials(rejectedToken: rejectedToken) {
-            case .credentials(let current): credentials = current
-            case .failed(let code, let message, let reason):
-                return .failure(HTTPError(code, request: request, message: message, underlyingError: reason))
+            let authorization: String
+            if rejectedToken == nil, let usable = usableCredentials() {
+                (credentials, authorization) = usable  // the common case: no flow, no waiting
+            } else {
+                switch await currentCredentials(rejectedToken: rejectedToken) {
+                case .credentials(let current):
+                    (credentials, authorization) = (current, current.authorizationHeaderValue)
+                case .failed(let code, let message, let reason):
+                    return .failure(HTTPError(code, request: request, message: message, underlyingError: reason))
+                }
             }
             var authorized = request
-            authorized.headers["Authorization"] = credentials.authorizationHeaderValue
-            let result = await super.load(authorized)
+            authorized.headers["Authorization"] = authorization
+            let result = await loadNext(authorized)
             guard case .success(let response) = result, response.status == .unauthorized, rejectedToken == nil else {
                 return result
             }
@@ -202,12 +225,34 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         }
     }
 
+    /// The current credentials and their header value when they can be used at once.
+    private func usableCredentials() -> (OAuthCredentials, String)? {
+        let now = now()
+        return state.withLock { state in
+            guard state.resetsInProgress == 0, let credentials = state.credentials,
+                let authorization = state.authorization
+            else { return nil }
+            if let deadline = state.refreshDeadline, now >= deadline { return nil }
+            return (credentials, authorization)
+        }
+    }
+
     /// Whether credentials should be refreshed before use: they expire within the refresh window, or within
     /// half their lifetime when that is shorter.
     func needsRefresh(_ credentials: OAuthCredentials) -> Bool {
-        var window = configuration.refreshWindow
+        guard let deadline = Self.refreshDeadline(of: credentials, window: configuration.refreshWindow) else {
+            return false
+        }
+        return now() >= deadline
+    }
+
+    /// When `credentials` need refreshing: `window` before they expire, or half their lifetime if that is
+    /// shorter; `nil` when they have no expiry.
+    static func refreshDeadline(of credentials: OAuthCredentials, window: Duration) -> Date? {
+        guard let expirationDate = credentials.expirationDate else { return nil }
+        var window = window
         if let lifetime = credentials.lifetime { window = min(window, lifetime / 2) }
-        return credentials.expires(within: window, at: now())
+        return expirationDate.addingTimeInterval(-window.seconds)
     }
 
     /// Credentials to send, waiting for a flow when there are none usable. `rejectedToken` is the token a
@@ -347,7 +392,7 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
 
     /// Sends one of the loader's own requests (discovery, token, revocation) down the chain.
     func sendDownstream(_ request: HTTPRequest) async -> HTTPResult {
-        await super.load(request)
+        await loadNext(request)
     }
 
     /// Refuses a refresh when the refresh limit's number of successful refreshes happened within its window:
