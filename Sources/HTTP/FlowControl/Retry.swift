@@ -79,18 +79,36 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
             base.headers["Idempotency-Key"] = key
         }
         let strategy = request.retryStrategy ?? defaultStrategy
+
+        // The first attempt, in this small frame: a request waiting downstream (in a throttle, for a token)
+        // holds only this frame, not the larger one of the retry loop.
+        inFlight.begin()
+        let result = await loadNext(base)
+        inFlight.end()
+        // The common case: a response the strategy never retries.
+        if case .success(let response) = result, !strategy.mayRetry(response.status) {
+            budget?.record(response.status)
+            return result
+        }
+        return await retrying(base, after: result, strategy: strategy)
+    }
+
+    /// Decides about the first attempt's result, and retries while the strategy says so.
+    @inline(never)
+    private func retrying(
+        _ base: HTTPRequest, after first: HTTPResult, strategy: any HTTPRetryStrategy
+    ) async
+        -> HTTPResult
+    {
+        var result = first
         var attemptNumber = 1
         while true {
             var attempt = base
-            if attemptNumber > 1 { attempt.attemptNumber = attemptNumber }  // 1 is the default: no copy of the options
-            inFlight.begin()
-            let result = await loadNext(attempt)
-            inFlight.end()
-
-            // The common case: a response the strategy never retries.
-            if case .success(let response) = result, !strategy.mayRetry(response.status) {
-                budget?.record(response.status)
-                return result
+            if attemptNumber > 1 {
+                attempt.attemptNumber = attemptNumber  // 1 is the default: no copy of the options
+                inFlight.begin()
+                result = await loadNext(attempt)
+                inFlight.end()
             }
 
             guard let delay = retryDelay(for: result, of: attempt, strategy: strategy) else { return result }

@@ -102,31 +102,55 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
     public var waitingCount: Int { state.withLock { $0.waiters.count } }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        if request.throttle == .never { return await loadNext(request) }
-        switch await admit(request.throttlePriority) {
-        case .granted:
-            let result = await loadNext(request)
-            release()
-            return result
+        // This frame stays small — what a waiting request holds is this frame and `waitForSlot`'s — so the
+        // work on either side of the wait is out of line.
+        if request.throttle == .never { return await bypass(request) }
+        var admission = admitNow()
+        if admission == nil { admission = await waitForSlot(request.throttlePriority) }
+        guard admission == .granted else { return refusal(admission ?? .reset, of: request) }
+        return await loadInSlot(request)
+    }
+
+    /// Loads a request that bypasses the queue.
+    @inline(never)
+    private func bypass(_ request: HTTPRequest) async -> HTTPResult {
+        await loadNext(request)
+    }
+
+    /// Loads a request that holds a slot, and frees the slot when the load completes.
+    @inline(never)
+    private func loadInSlot(_ request: HTTPRequest) async -> HTTPResult {
+        let result = await loadNext(request)
+        release()
+        return result
+    }
+
+    /// The failure of a request that did not get a slot.
+    @inline(never)
+    private func refusal(_ admission: Admission, of request: HTTPRequest) -> HTTPResult {
+        switch admission {
         case .cancelled:
-            return .failure(HTTPError(.cancelled, request: request, message: "cancelled while waiting in the Throttle"))
-        case .reset:
-            return .failure(
-                HTTPError(.resetInProgress, request: request, message: "refused by Throttle while the chain resets")
-            )
+            .failure(HTTPError(.cancelled, request: request, message: "cancelled while waiting in the Throttle"))
+        case .reset, .granted:
+            .failure(
+                HTTPError(.resetInProgress, request: request, message: "refused by Throttle while the chain resets"))
         }
     }
 
-    /// Takes a slot, waiting in `priority`'s lane if none is free.
-    private func admit(_ priority: ThrottlePriority) async -> Admission {
-        let immediate = state.withLock { state -> Admission? in
+    /// Takes a free slot, or says why not now: `nil` when the request must wait.
+    private func admitNow() -> Admission? {
+        state.withLock { state -> Admission? in
             if state.resetsInProgress > 0 { return .reset }
             guard state.running < state.limit, state.waiters.isEmpty else { return nil }
             state.running += 1
             return .granted
         }
-        if let immediate { return immediate }
+    }
 
+    /// Waits in `priority`'s lane for a slot. Kept out of line and small: its frames are what every waiting
+    /// request holds.
+    @inline(never)
+    private func waitForSlot(_ priority: ThrottlePriority) async -> Admission {
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
             return state.nextID

@@ -21,7 +21,13 @@ public final class ApplyEnvironment: HTTPLoader, @unchecked Sendable {
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
         guard request.host == nil else { return await loadNext(request) }
-        let target = request.serverEnvironment ?? environment
-        return await loadNext(target.apply(to: request))
+        return await loadNext(applyingEnvironment(to: request))
+    }
+
+    /// The request aimed at its own environment or the loader's. Out of line, so that the environment's
+    /// copy stays out of the async frame a waiting request holds.
+    @inline(never)
+    private func applyingEnvironment(to request: HTTPRequest) -> HTTPRequest {
+        (request.serverEnvironment ?? environment).apply(to: request)
     }
 }

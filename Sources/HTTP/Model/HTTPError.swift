@@ -60,16 +60,64 @@ public struct HTTPError: Error, Sendable {
         public static let unknown = Code(rawValue: "unknown")
     }
 
+    /// The fields, in one box shared by copies until one changes (copy on write). Errors are rare, but every
+    /// result has room for one: boxed, an error makes ``HTTPResult`` — held in every async frame a request
+    /// passes through, and in every parked request — the size of a response instead of twice that.
+    // Safety: a `Storage` is mutated only through `uniqueStorage()`, when this error is its only owner.
+    private final class Storage: @unchecked Sendable {
+        var code: Code
+        var request: HTTPRequest
+        var response: HTTPResponse?
+        var underlyingError: (any Error)?
+        var message: String
+
+        init(code: Code, request: HTTPRequest, response: HTTPResponse?, underlyingError: (any Error)?, message: String)
+        {
+            self.code = code
+            self.request = request
+            self.response = response
+            self.underlyingError = underlyingError
+            self.message = message
+        }
+
+        func copy() -> Storage {
+            Storage(
+                code: code, request: request, response: response, underlyingError: underlyingError, message: message)
+        }
+    }
+
+    private var storage: Storage
+
+    private mutating func uniqueStorage() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
+
     /// The category of failure.
-    public var code: Code
+    public var code: Code {
+        get { storage.code }
+        set { uniqueStorage().code = newValue }
+    }
     /// The request that failed.
-    public var request: HTTPRequest
+    public var request: HTTPRequest {
+        get { storage.request }
+        set { uniqueStorage().request = newValue }
+    }
     /// The response, when one was received but could not be used.
-    public var response: HTTPResponse?
+    public var response: HTTPResponse? {
+        get { storage.response }
+        set { uniqueStorage().response = newValue }
+    }
     /// The error that caused this one, such as a `URLError` or an `EncodingError`.
-    public var underlyingError: (any Error)?
+    public var underlyingError: (any Error)? {
+        get { storage.underlyingError }
+        set { uniqueStorage().underlyingError = newValue }
+    }
     /// What went wrong, for people; part of ``description``.
-    public var message: String
+    public var message: String {
+        get { storage.message }
+        set { uniqueStorage().message = newValue }
+    }
 
     /// Creates an error.
     ///
@@ -86,11 +134,13 @@ public struct HTTPError: Error, Sendable {
         response: HTTPResponse? = nil,
         underlyingError: (any Error)? = nil
     ) {
-        self.code = code
-        self.request = request
-        self.response = response
-        self.underlyingError = underlyingError
-        self.message = message ?? Self.defaultMessage(for: code)
+        storage = Storage(
+            code: code,
+            request: request,
+            response: response,
+            underlyingError: underlyingError,
+            message: message ?? Self.defaultMessage(for: code)
+        )
     }
 
     private static func defaultMessage(for code: Code) -> String {

@@ -17,25 +17,83 @@ public import Foundation
 /// and fails with ``HTTPError/Code/invalidRequest`` and a message saying what is wrong; call
 /// ``validate()`` to check it yourself.
 public struct HTTPRequest: Sendable {
+    /// The request's fields, shared by copies until one of them changes (copy on write).
+    ///
+    /// A request travels down a chain by value, through many async frames: one reference keeps copies,
+    /// frames and parked requests small (a request waiting in a throttle or for a token costs its task and
+    /// little else), and a loader that changes a request pays for one copy of the fields.
+    // Safety: a `Storage` is mutated only through `uniqueStorage()`, i.e. when this request is its only
+    // owner; shared instances are never written to.
+    private final class Storage: @unchecked Sendable {
+        let id: UUID
+        var method: HTTPMethod
+        var headers: HTTPHeaders
+        var body: any HTTPBody
+        /// The options set on this request, each boxed and keyed by its option type. A short array searched
+        /// by identity is faster than a dictionary for the handful of options a request carries, and the
+        /// box's type is known from the key, so reading an option needs no dynamic cast.
+        var options: [(key: ObjectIdentifier, box: any AnyObject & Sendable)] = []
+        var unparsableURL: String?
+        var scheme: String
+        var host: String?
+        var port: Int?
+        var percentEncodedPath = "/"
+        var percentEncodedQuery: String?
+        var fragment: String?
+
+        init(id: UUID, method: HTTPMethod, headers: HTTPHeaders, body: any HTTPBody, scheme: String) {
+            self.id = id
+            self.method = method
+            self.headers = headers
+            self.body = body
+            self.scheme = scheme
+        }
+
+        func copy() -> Storage {
+            let copy = Storage(id: id, method: method, headers: headers, body: body, scheme: scheme)
+            copy.options = options
+            copy.unparsableURL = unparsableURL
+            copy.host = host
+            copy.port = port
+            copy.percentEncodedPath = percentEncodedPath
+            copy.percentEncodedQuery = percentEncodedQuery
+            copy.fragment = fragment
+            return copy
+        }
+    }
+
+    private var storage: Storage
+
+    /// The storage, copied first when another request shares it.
+    private mutating func uniqueStorage() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
+
     /// Identifies this request; copies share it, so every attempt of a retried request has the same `id`.
-    public let id: UUID
+    public var id: UUID { storage.id }
 
     /// The request method. Defaults to `GET`.
-    public var method: HTTPMethod
+    public var method: HTTPMethod {
+        get { storage.method }
+        set { uniqueStorage().method = newValue }
+    }
 
     /// The header fields set on the request itself. The body's ``HTTPBody/additionalHeaders`` are added
     /// when the request is sent, unless a field with the same name is already here.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        get { storage.headers }
+        _modify { yield &uniqueStorage().headers }
+    }
 
     /// The request body. Defaults to ``EmptyBody``.
-    public var body: any HTTPBody
+    public var body: any HTTPBody {
+        get { storage.body }
+        set { uniqueStorage().body = newValue }
+    }
 
-    /// The options set on this request, each boxed and keyed by its option type. A short array searched by
-    /// identity is faster than a dictionary for the handful of options a request carries, and the box's type
-    /// is known from the key, so reading an option needs no dynamic cast.
-    private var options: [(key: ObjectIdentifier, box: any AnyObject & Sendable)] = []
     /// Set when the request was made from a URL that `URLComponents` could not parse.
-    private(set) var unparsableURL: String?
+    var unparsableURL: String? { storage.unparsableURL }
 
     /// Creates a request from its parts.
     ///
@@ -58,15 +116,11 @@ public struct HTTPRequest: Sendable {
         headers: HTTPHeaders = [:],
         body: any HTTPBody = EmptyBody()
     ) {
-        self.id = UUID()
-        self.method = method
-        self.headers = headers
-        self.body = body
-        self.scheme = scheme
-        self.host = host?.isEmpty == true ? nil : host
-        self.port = port
-        self.percentEncodedPath = Self.encodePath(path)
-        self.percentEncodedQuery = Self.encodeQuery(query)
+        storage = Storage(id: UUID(), method: method, headers: headers, body: body, scheme: scheme)
+        storage.host = host?.isEmpty == true ? nil : host
+        storage.port = port
+        storage.percentEncodedPath = Self.encodePath(path)
+        storage.percentEncodedQuery = Self.encodeQuery(query)
     }
 
     /// Creates a request for an absolute URL.
@@ -76,7 +130,7 @@ public struct HTTPRequest: Sendable {
     public init(method: HTTPMethod = .get, url: URL, headers: HTTPHeaders = [:], body: any HTTPBody = EmptyBody()) {
         self.init(method: method, headers: headers, body: body)
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
-            unparsableURL = url.absoluteString
+            storage.unparsableURL = url.absoluteString
             return
         }
         scheme = components.scheme ?? "https"
@@ -88,20 +142,30 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The URL scheme, for example `"https"`.
-    public var scheme: String
+    public var scheme: String {
+        get { storage.scheme }
+        set { uniqueStorage().scheme = newValue }
+    }
 
     /// The host, or `nil` when the request is relative to its server environment.
     public var host: String? {
-        didSet { if host?.isEmpty == true { host = nil } }
+        get { storage.host }
+        set { uniqueStorage().host = newValue?.isEmpty == true ? nil : newValue }
     }
 
     /// An explicit port, or `nil` for the scheme's default. A port outside `0...65535` fails validation.
-    public var port: Int?
+    public var port: Int? {
+        get { storage.port }
+        set { uniqueStorage().port = newValue }
+    }
 
     /// The path exactly as it is sent, percent-encoded.
     ///
     /// Use it when a path segment contains an encoded `/` (`%2F`) that must stay encoded.
-    public var percentEncodedPath: String
+    public var percentEncodedPath: String {
+        get { storage.percentEncodedPath }
+        set { uniqueStorage().percentEncodedPath = newValue }
+    }
 
     /// The path, unencoded. Must start with `/` unless it is empty.
     public var path: String {
@@ -131,10 +195,16 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The query exactly as it is sent, percent-encoded, or `nil` when there is none.
-    public var percentEncodedQuery: String?
+    public var percentEncodedQuery: String? {
+        get { storage.percentEncodedQuery }
+        set { uniqueStorage().percentEncodedQuery = newValue }
+    }
 
     /// The fragment, if any. It is never sent to the server; it is kept so a URL survives a round trip.
-    public var fragment: String?
+    public var fragment: String? {
+        get { storage.fragment }
+        set { uniqueStorage().fragment = newValue }
+    }
 
     /// The full URL, or `nil` when the parts do not form one (for example, no host, or a path without a
     /// leading `/`). ``validate()`` says which part is wrong.
@@ -165,7 +235,7 @@ public struct HTTPRequest: Sendable {
     public subscript<Option: HTTPRequestOption>(option option: Option.Type) -> Option.Value {
         get {
             let key = ObjectIdentifier(option)
-            for entry in options where entry.key == key {
+            for entry in storage.options where entry.key == key {
                 // Entries are keyed by the option's type, so this one's box is always an `OptionBox<Option.Value>`.
                 return unsafeDowncast(entry.box, to: OptionBox<Option.Value>.self).value
             }
@@ -174,10 +244,11 @@ public struct HTTPRequest: Sendable {
         set {
             let key = ObjectIdentifier(option)
             let box = OptionBox(newValue)
-            if let index = options.firstIndex(where: { $0.key == key }) {
-                options[index].box = box
+            let storage = uniqueStorage()
+            if let index = storage.options.firstIndex(where: { $0.key == key }) {
+                storage.options[index].box = box
             } else {
-                options.append((key, box))
+                storage.options.append((key, box))
             }
         }
     }
