@@ -172,7 +172,7 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
         let (waiters, answer) = state.withLock { state -> ([CheckedContinuation<Answer, Never>], Answer?) in
             guard state.isAsking, state.generation == generation else { return ([], nil) }
             state.isAsking = false
-            let waiters = Array(state.waiters.values)
+            let waiters = state.waiters.valuesInKeyOrder()
             state.waiters = [:]
             guard let credentials else { return (waiters, .failed(.cannotAuthenticate, reason)) }
             state.credentials = credentials
@@ -192,7 +192,7 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
             state.isAsking = false
             state.generation += 1  // an answer still on its way is ignored
             defer { state.waiters = [:] }
-            return Array(state.waiters.values)
+            return state.waiters.valuesInKeyOrder()
         }
         for waiter in waiters {
             waiter.resume(returning: .failed(.resetInProgress, "the credentials were reset while this request waited"))

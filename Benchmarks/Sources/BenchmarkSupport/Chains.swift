@@ -77,8 +77,17 @@ func validBenchmarkCredentials() -> OAuthCredentials {
 ///   - environment: Where relative requests go; also the one host the credentials are sent to.
 /// - Returns: The head of the chain.
 public func makeDefaultChain(terminal: HTTPLoader, environment: ServerEnvironment = .inProcess) -> HTTPLoader {
+    makeDefaultChain(terminal: terminal, environment: environment, auth: nil)
+}
+
+/// The default chain with a given `OAuth` loader in its `Auth` (the refresh storm's, whose token expired).
+func makeDefaultChain(
+    terminal: HTTPLoader, environment: ServerEnvironment = .inProcess, auth oauth: OAuth?
+)
+    -> HTTPLoader
+{
     DefaultChainLink.applyEnvironment.makeLoader(environment: environment)
-        --> DefaultChainLink.auth.makeLoader(environment: environment)
+        --> (oauth.map { Auth(loaders: [.oauth: $0]) } ?? DefaultChainLink.auth.makeLoader(environment: environment))
         --> DefaultChainLink.retry.makeLoader(environment: environment)
         --> DefaultChainLink.throttle.makeLoader(environment: environment)
         --> terminal

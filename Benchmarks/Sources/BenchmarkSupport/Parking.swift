@@ -1,13 +1,13 @@
 import CMallocStats
 import Foundation
 public import HTTP
+import HTTPAuth
 import Synchronization
 
 /// A place where requests wait, set up so that every request but the first waits there until released.
 ///
-/// Each case is one way a request can be parked. Today: behind ``Throttle`` with one slot, held by the first
-/// request. A case for requests parked behind a pending token refresh is one more value of
-/// ``ParkingCase/all``.
+/// Each case is one way a request can be parked: behind ``Throttle`` with one slot, held by the first
+/// request, and behind a pending OAuth token refresh.
 public struct ParkingCase: Sendable {
     /// A short name for tables.
     public let name: String
@@ -20,7 +20,7 @@ public struct ParkingCase: Sendable {
     }
 
     /// Every case the benchmarks run.
-    public static let all: [ParkingCase] = [.throttle]
+    public static let all: [ParkingCase] = [.throttle, .tokenRefresh]
 
     /// The floor under every case: the terminal alone holds every request, each parked on one continuation in
     /// an array. What a case costs beyond this is the cost of its parking place.
@@ -47,6 +47,119 @@ public struct ParkingCase: Sendable {
             release: { gate.open() }
         )
     }
+}
+
+extension ParkingCase {
+    /// An `OAuth` loader whose token has expired, in front of a terminal that holds the token endpoint's
+    /// answer until released: the first request starts the refresh, and every request waits for it.
+    public static let tokenRefresh = ParkingCase(name: "OAuth, pending refresh") {
+        let server = TokenServer(holdsTokenRequests: true)
+        let oauth = OAuth(
+            configuration: benchmarkOAuthConfiguration(host: ServerEnvironment.inProcess.host),
+            credentials: expiredBenchmarkCredentials()
+        )
+        let chain = oauth --> server
+        var request = makeAbsoluteRequest()
+        request.authenticationMethod = .oauth
+        return ParkingSetup(
+            chain: chain,
+            request: request,
+            parkedCount: { oauth.waitingCount },
+            release: { server.open() }
+        )
+    }
+}
+
+/// Credentials that expired a minute ago, with a refresh token.
+func expiredBenchmarkCredentials() -> OAuthCredentials {
+    OAuthCredentials(
+        accessToken: "expired-benchmark-token",
+        refreshToken: "benchmark-refresh-token",
+        expirationDate: Date().addingTimeInterval(-60),
+        issuedAt: Date().addingTimeInterval(-3_660)
+    )
+}
+
+/// A terminal playing both servers of the OAuth benchmarks: the token endpoint (counting its calls, and
+/// holding them until ``open()`` when asked to) and the resource server (a canned `200`).
+public final class TokenServer: HTTPLoader, @unchecked Sendable {  // Sendable: state behind a Mutex
+    private struct State {
+        var isOpen: Bool
+        var held: [CheckedContinuation<Void, Never>] = []
+        var tokenRequests = 0
+    }
+
+    private let state: Mutex<State>
+    private let canned = CannedResponse()
+    private let tokenResponse = Data(
+        #"{"access_token":"refreshed-benchmark-token","token_type":"Bearer","expires_in":3600}"#.utf8)
+
+    public init(holdsTokenRequests: Bool) {
+        state = Mutex(State(isOpen: !holdsTokenRequests))
+    }
+
+    /// How many requests reached the token endpoint.
+    public var tokenRequestCount: Int { state.withLock { $0.tokenRequests } }
+
+    public func open() {
+        let held = state.withLock { state in
+            state.isOpen = true
+            defer { state.held = [] }
+            return state.held
+        }
+        for continuation in held { continuation.resume() }
+    }
+
+    public override func load(_ request: HTTPRequest) async -> HTTPResult {
+        guard request.path == "/token" else { return await canned.load(request) }
+        await withCheckedContinuation { continuation in
+            let isOpen = state.withLock { state in
+                state.tokenRequests += 1
+                if !state.isOpen { state.held.append(continuation) }
+                return state.isOpen
+            }
+            if isOpen { continuation.resume() }
+        }
+        return .success(
+            HTTPResponse(
+                request: request, status: .ok, headers: ["Content-Type": "application/json"], body: tokenResponse)
+        )
+    }
+}
+
+/// What a refresh storm measured.
+public struct RefreshStormMeasurement: Sendable {
+    public let requests: Int
+    public let tokenRequests: Int
+    public let succeeded: Int
+    public let totalTime: Duration
+}
+
+/// Sends `count` concurrent requests through an `OAuth` loader whose token has expired, and counts the calls
+/// that reach the token endpoint (one is right) and the time until every request has completed.
+public func measureRefreshStorm(count: Int) async -> RefreshStormMeasurement {
+    let server = TokenServer(holdsTokenRequests: false)
+    let oauth = OAuth(
+        configuration: benchmarkOAuthConfiguration(host: ServerEnvironment.inProcess.host),
+        credentials: expiredBenchmarkCredentials()
+    )
+    let chain = makeDefaultChain(terminal: server, auth: oauth)
+    let request = makeDefaultChainRequest()
+    let start = ContinuousClock.now
+    let succeeded = await withTaskGroup(of: Bool.self) { group in
+        for _ in 0..<count {
+            group.addTask { await chain.load(request).response?.status == .ok }
+        }
+        var succeeded = 0
+        for await ok in group where ok { succeeded += 1 }
+        return succeeded
+    }
+    return RefreshStormMeasurement(
+        requests: count,
+        tokenRequests: server.tokenRequestCount,
+        succeeded: succeeded,
+        totalTime: ContinuousClock.now - start
+    )
 }
 
 /// One setup of a ``ParkingCase``: the chain to send requests to, how many of them are parked, and how to let

@@ -44,3 +44,18 @@ func measureParking(runs: Int, counts: [Int]) async -> Section {
     }
     return section
 }
+
+/// 1,000 concurrent requests with an expired token through the default chain: exactly one call may reach the
+/// token endpoint.
+func measureRefreshStorm(runs: Int) async -> Section {
+    var section = Section(title: "Refresh storm (1,000 concurrent requests, expired token; medians of \(runs) runs)")
+    var results: [RefreshStormMeasurement] = []
+    for _ in 0..<runs { results.append(await measureRefreshStorm(count: 1_000)) }
+    let calls = results.map(\.tokenRequests).max() ?? 0
+    let failed = results.map { $0.requests - $0.succeeded }.max() ?? 0
+    let time = median(results.map(\.totalTime.nanoseconds))
+    section.rows.append(.info("time until all 1,000 completed", "\(format(time / 1e6, decimals: 1)) ms"))
+    section.rows.append(.check("token-endpoint calls (most in any run)", "\(calls)", budget: "1", passes: calls == 1))
+    section.rows.append(.check("requests that failed (most in any run)", "\(failed)", budget: "0", passes: failed == 0))
+    return section
+}

@@ -117,6 +117,7 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
         sections.append(
             await measureParking(runs: options.quick ? 1 : 3, counts: [1_000, 10_000, 100_000])
         )
+        sections.append(await measureRefreshStorm(runs: options.quick ? 1 : 5))
     }
     return sections
 }

@@ -52,3 +52,11 @@ extension Locked where State: Sendable {
     /// A copy of the state.
     package var value: State { withLock { $0 } }
 }
+extension Dictionary where Key == UInt64 {
+    /// The values in the order of their keys. Loaders number their waiters as they arrive, so this releases
+    /// or fails them first come, first served — fair, and cheap for whoever awaits them in that order (a task
+    /// group removes children finishing in arrival order in constant time, in any other order in linear time).
+    package func valuesInKeyOrder() -> [Value] {
+        sorted { $0.key < $1.key }.map(\.value)
+    }
+}

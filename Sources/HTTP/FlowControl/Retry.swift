@@ -207,7 +207,7 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
         let waiters = state.withLock { state in
             state.resetsInProgress += 1
             defer { state.waiters = [:] }
-            return Array(state.waiters.values)
+            return state.waiters.valuesInKeyOrder()
         }
         for waiter in waiters {
             waiter.sleeper?.cancel()

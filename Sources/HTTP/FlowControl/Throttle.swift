@@ -224,7 +224,7 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
                 state.waiters = [:]
                 for lane in state.lanes.indices { state.lanes[lane] = Lane() }
             }
-            return Array(state.waiters.values)
+            return state.waiters.valuesInKeyOrder()
         }
         for continuation in waiting { continuation.resume(returning: .reset) }
         await withCheckedContinuation { continuation in

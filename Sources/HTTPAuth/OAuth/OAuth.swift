@@ -56,9 +56,36 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         case expired
     }
 
+    /// What a waiting request is told. Boxed, so that it takes a word in the frames of waiting requests.
     private enum Answer: Sendable {
-        case credentials(OAuthCredentials)
-        case failed(HTTPError.Code, String, OAuthError?)
+        case granted(Grant)
+        case refused(Refusal)
+
+        static func credentials(_ credentials: OAuthCredentials) -> Answer { .granted(Grant(credentials: credentials)) }
+        static func failed(_ code: HTTPError.Code, _ message: String, _ reason: OAuthError?) -> Answer {
+            .refused(Refusal(code: code, message: message, reason: reason))
+        }
+    }
+
+    private final class Grant: Sendable {
+        let credentials: OAuthCredentials
+        init(credentials: OAuthCredentials) { self.credentials = credentials }
+    }
+
+    private final class Refusal: Sendable {
+        let code: HTTPError.Code
+        let message: String
+        let reason: OAuthError?
+
+        init(code: HTTPError.Code, message: String, reason: OAuthError?) {
+            self.code = code
+            self.message = message
+            self.reason = reason
+        }
+
+        func failure(of request: HTTPRequest) -> HTTPResult {
+            .failure(HTTPError(code, request: request, message: message, underlyingError: reason))
+        }
     }
 
     private struct WeakDelegate {
@@ -188,52 +215,74 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
         guard request.authenticationMethod == .oauth else { return await loadNext(request) }
-        guard let host = request.host,
+        if let refusal = refusalOfHost(request) { return refusal }
+        if let (token, authorization) = usableCredentials() {
+            // The common case: a valid token, no flow, no waiting.
+            return await send(request, authorization: authorization, token: token)
+        }
+        // This frame stays small: it is what a request waiting for a flow holds, with `currentCredentials`.
+        return await send(request, answer: await currentCredentials(rejectedToken: nil))
+    }
+
+    /// A failure for a request to a host the tokens are not for, or `nil` for a resource host.
+    @inline(never)
+    private func refusalOfHost(_ request: HTTPRequest) -> HTTPResult? {
+        if let host = request.host,
             resourceHosts.contains(where: { $0 == host })
                 || resourceHosts.contains(host.lowercased())
-        else {
-            return .failure(
-                HTTPError(
-                    .cannotAuthenticate,
-                    request: request,
-                    message: "OAuth tokens are for \(configuration.resourceHosts.sorted().joined(separator: ", ")), "
-                        + "not for \(request.host ?? "a request without a host")"
-                )
-            )
+        {
+            return nil
         }
-        var rejectedToken: String?
-        while true {
-            let credentials: OAuthCredentials
-            let authorization: String
-            if rejectedToken == nil, let usable = usableCredentials() {
-                (credentials, authorization) = usable  // the common case: no flow, no waiting
-            } else {
-                switch await currentCredentials(rejectedToken: rejectedToken) {
-                case .credentials(let current):
-                    (credentials, authorization) = (current, current.authorizationHeaderValue)
-                case .failed(let code, let message, let reason):
-                    return .failure(HTTPError(code, request: request, message: message, underlyingError: reason))
-                }
-            }
-            var authorized = request
-            authorized.headers["Authorization"] = authorization
-            let result = await loadNext(authorized)
-            guard case .success(let response) = result, response.status == .unauthorized, rejectedToken == nil else {
-                return result
-            }
-            rejectedToken = credentials.accessToken
+        return .failure(
+            HTTPError(
+                .cannotAuthenticate,
+                request: request,
+                message: "OAuth tokens are for \(configuration.resourceHosts.sorted().joined(separator: ", ")), "
+                    + "not for \(request.host ?? "a request without a host")"
+            )
+        )
+    }
+
+    /// Sends a request that waited for a flow with the flow's answer.
+    @inline(never)
+    private func send(_ request: HTTPRequest, answer: Answer) async -> HTTPResult {
+        switch answer {
+        case .granted(let grant):
+            let credentials = grant.credentials
+            return await send(
+                request, authorization: credentials.authorizationHeaderValue, token: credentials.accessToken)
+        case .refused(let refusal):
+            return refusal.failure(of: request)
+        }
+    }
+
+    /// Sends a request with a token. A `401` replays it once: after a refresh when `token` is still the current
+    /// one, at once with the current token when it was replaced meanwhile.
+    @inline(never)
+    private func send(_ request: HTTPRequest, authorization: String, token: String) async -> HTTPResult {
+        var authorized = request
+        authorized.headers["Authorization"] = authorization
+        let result = await loadNext(authorized)
+        guard case .success(let response) = result, response.status == .unauthorized else { return result }
+        switch await currentCredentials(rejectedToken: token) {
+        case .granted(let grant):
+            var replay = request
+            replay.headers["Authorization"] = grant.credentials.authorizationHeaderValue
+            return await loadNext(replay)
+        case .refused(let refusal):
+            return refusal.failure(of: request)
         }
     }
 
     /// The current credentials and their header value when they can be used at once.
-    private func usableCredentials() -> (OAuthCredentials, String)? {
+    private func usableCredentials() -> (token: String, authorization: String)? {
         let now = now()
         return state.withLock { state in
             guard state.resetsInProgress == 0, let credentials = state.credentials,
                 let authorization = state.authorization
             else { return nil }
             if let deadline = state.refreshDeadline, now >= deadline { return nil }
-            return (credentials, authorization)
+            return (credentials.accessToken, authorization)
         }
     }
 
@@ -319,7 +368,7 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
             guard state.flow?.id == flowID else { return ([], .failed(.resetInProgress, "", nil), nil) }
             state.flow = nil
             state.lastFlowPath = path
-            let waiters = Array(state.waiters.values)
+            let waiters = state.waiters.valuesInKeyOrder()
             state.waiters = [:]
             switch outcome {
             case .authorized(let credentials, let session):
@@ -360,7 +409,7 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
                 state.credentials = nil
                 state.knowsSavedCredentials = false
             }
-            return (state.flow, Array(state.waiters.values), state.credentials)
+            return (state.flow, state.waiters.valuesInKeyOrder(), state.credentials)
         }
         for waiter in waiters {
             waiter.resume(
