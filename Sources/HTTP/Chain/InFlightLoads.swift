@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Counts the loads a terminal loader is running so that its reset can wait until they have all finished.
 ///
 /// `reset` contracts say "returns once the chain has quiesced"; a terminal uses this to keep that promise:
@@ -7,36 +9,40 @@
 /// await inFlight.waitUntilIdle()               // in reset()
 /// ```
 final class InFlightLoads: Sendable {
-    private struct State {
-        var count = 0
-        var idleWaiters: [CheckedContinuation<Void, Never>] = []
-    }
-
-    private let state = Locked(State())
+    /// The loads running. Atomic: `begin` and `end` run on every load, and take no lock.
+    private let count = Atomic<Int>(0)
+    /// Whether someone waits for idleness; `end` takes the lock only then.
+    private let hasWaiters = Atomic<Bool>(false)
+    private let idleWaiters = Locked<[CheckedContinuation<Void, Never>]>([])
 
     func begin() {
-        state.withLock { $0.count += 1 }
+        count.add(1, ordering: .sequentiallyConsistent)
     }
 
     func end() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.count -= 1
-            guard state.count == 0, !state.idleWaiters.isEmpty else { return [] }
-            defer { state.idleWaiters = [] }
-            return state.idleWaiters
-        }
-        for waiter in waiters { waiter.resume() }
+        let remaining = count.subtract(1, ordering: .sequentiallyConsistent).newValue
+        // Sequentially consistent on both sides: either this sees the waiter's flag, or the waiter (which sets
+        // the flag before reading the count) sees the count at zero.
+        if remaining == 0, hasWaiters.load(ordering: .sequentiallyConsistent) { resumeWaitersIfIdle() }
     }
 
-    /// Returns once no load is running (at once, if none is).
     func waitUntilIdle() async {
         await withCheckedContinuation { continuation in
-            let isIdle = state.withLock { state -> Bool in
-                if state.count == 0 { return true }
-                state.idleWaiters.append(continuation)
-                return false
+            idleWaiters.withLock { waiters in
+                waiters.append(continuation)
+                hasWaiters.store(true, ordering: .sequentiallyConsistent)
             }
-            if isIdle { continuation.resume() }
+            resumeWaitersIfIdle()
         }
+    }
+
+    private func resumeWaitersIfIdle() {
+        let waiters = idleWaiters.withLock { waiters -> [CheckedContinuation<Void, Never>] in
+            guard !waiters.isEmpty, count.load(ordering: .sequentiallyConsistent) == 0 else { return [] }
+            hasWaiters.store(false, ordering: .sequentiallyConsistent)
+            defer { waiters = [] }
+            return waiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 }

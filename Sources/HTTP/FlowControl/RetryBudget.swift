@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Limits retries to a fraction of traffic, so that a failing server gets a trickle of retries rather than
 /// a multiple of its normal load.
 ///
@@ -18,7 +20,9 @@ public final class RetryBudget: Sendable {
     public let maximumTokens: Double
     /// What a successful attempt puts back.
     public let tokensPerSuccess: Double
-    private let tokens: Locked<Double>
+    /// The tokens left, as the bit pattern of a `Double`: updated on every response, so atomically rather
+    /// than under a lock — and not written at all while the bucket is full.
+    private let tokenBits: Atomic<UInt64>
 
     /// - Parameters:
     ///   - maximumTokens: The capacity; the bucket starts full. 10 by default.
@@ -26,25 +30,25 @@ public final class RetryBudget: Sendable {
     public init(maximumTokens: Double = 10, tokensPerSuccess: Double = 0.1) {
         self.maximumTokens = maximumTokens
         self.tokensPerSuccess = tokensPerSuccess
-        self.tokens = Locked(maximumTokens)
+        self.tokenBits = Atomic(maximumTokens.bitPattern)
     }
 
     /// The tokens left.
-    public var availableTokens: Double { tokens.withLock { $0 } }
+    public var availableTokens: Double { Double(bitPattern: tokenBits.load(ordering: .relaxed)) }
 
     /// Records a successful attempt: one that got a response other than `408`, `429` or a `5xx`.
     public func recordSuccess() {
-        tokens.withLock { $0 = min(maximumTokens, $0 + tokensPerSuccess) }
+        updateTokens { min(maximumTokens, $0 + tokensPerSuccess) }
     }
 
     /// Records a failed attempt: a transport failure, or a `408`, `429` or `5xx` response.
     public func recordFailure() {
-        tokens.withLock { $0 = max(0, $0 - 1) }
+        updateTokens { max(0, $0 - 1) }
     }
 
     /// Whether a retry may be sent now: more than half the tokens are left.
     public var allowsRetry: Bool {
-        tokens.withLock { $0 > maximumTokens / 2 }
+        availableTokens > maximumTokens / 2
     }
 
     /// Records the outcome of an attempt as a success or a failure; see ``recordSuccess()`` and
@@ -66,6 +70,19 @@ public final class RetryBudget: Sendable {
             recordFailure()
         } else {
             recordSuccess()
+        }
+    }
+
+    /// Replaces the tokens with `transform(tokens)`, retrying if another thread changed them meanwhile.
+    private func updateTokens(_ transform: (Double) -> Double) {
+        var current = tokenBits.load(ordering: .relaxed)
+        while true {
+            let new = transform(Double(bitPattern: current)).bitPattern
+            if new == current { return }
+            let (exchanged, original) = tokenBits.compareExchange(
+                expected: current, desired: new, ordering: .relaxed)
+            if exchanged { return }
+            current = original
         }
     }
 }
