@@ -108,7 +108,8 @@ struct OAuthIntegrationTests {
         let (oauth, chain) = makeOAuth()
         #expect(try await chain.load(userInfo()).get().status == .ok)
         let lifetime = try #require(oauth.credentials?.lifetime)
-        #expect(lifetime <= .seconds(2))
+        try #require(
+            lifetime <= .seconds(2), "the provider must issue 2 s tokens: OIDC_TOKEN_LIFETIME=2 (scripts/test.sh)")
         try await Task.sleep(for: lifetime + .milliseconds(200))
         #expect(oauth.situation == .expired)
 
@@ -125,6 +126,8 @@ struct OAuthIntegrationTests {
         let (oauth, chain) = makeOAuth(refreshWindow: .zero)
         #expect(try await chain.load(userInfo()).get().status == .ok)
         let lifetime = try #require(oauth.credentials?.lifetime)
+        try #require(
+            lifetime <= .seconds(2), "the provider must issue 2 s tokens: OIDC_TOKEN_LIFETIME=2 (scripts/test.sh)")
         // The client's clock jumps 30 s back: it believes the token valid, the server rejects it, and the 401
         // drives the refresh.
         clockOffset.withLock { $0 = -30 }

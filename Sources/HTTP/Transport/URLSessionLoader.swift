@@ -125,13 +125,34 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 guard transfer.install(continuation) else { return }
-                let task = session.dataTask(with: urlRequest)
+                let task = makeTask(for: urlRequest, transfer: transfer)
                 delegate.register(transfer, for: task)
                 transfer.start(task)
             }
         } onCancel: {
             transfer.cancel()
         }
+    }
+
+    /// A data task for `transfer`, not yet started.
+    ///
+    /// On Linux it is a completion-handler task: swift-corelibs-foundation hands each delegate callback to the
+    /// session's delegate queue as an operation of its own, and a delegate-driven task pays for one per chunk
+    /// of data and one for the completion, where a completion-handler task pays for one in all (measured over
+    /// loopback: ≈ 0.82× raw `URLSession` throughput the delegate way, on a par with it this way). The session
+    /// delegate is still asked about redirects and authentication challenges for such tasks (verified with
+    /// 6.3.1), so the redirect policy and the credential stripping hold. On Apple platforms the task is
+    /// delegate-driven, as the session's delegate sees no data for completion-handler tasks there.
+    private func makeTask(for urlRequest: URLRequest, transfer: TransferContext) -> URLSessionDataTask {
+        #if canImport(FoundationNetworking)
+        let delegate = self.delegate
+        return session.dataTask(with: urlRequest) { data, response, error in
+            delegate.unregister(transfer)
+            transfer.finish(response: response, error: error, body: data)
+        }
+        #else
+        return session.dataTask(with: urlRequest)
+        #endif
     }
 
     /// Waits until every load in flight has completed, then resets the rest of the chain.
@@ -155,6 +176,8 @@ final class TransferContext: Sendable {
 
     let request: HTTPRequest
     private let state = Locked(State())
+    /// The task's identifier, once the task is registered with the session delegate.
+    let taskIdentifier = Locked<Int?>(nil)
 
     init(request: HTTPRequest) {
         self.request = request
@@ -215,14 +238,16 @@ final class TransferContext: Sendable {
         state.withLock { $0.declinedChallengeResponse = response }
     }
 
-    func finish(response: URLResponse?, error: (any Error)?) {
+    /// Completes the load with what URLSession reported: the body collected from the delegate's callbacks,
+    /// or `body` when URLSession hands it over at once (a completion-handler task).
+    func finish(response: URLResponse?, error: (any Error)?, body handedOver: Data? = nil) {
         let taken = state.withLock { state -> (CheckedContinuation<HTTPResult, Never>, Data, HTTPURLResponse?)? in
             guard !state.isFinished, let continuation = state.continuation else { return nil }
             state.isFinished = true
             state.continuation = nil
             state.task = nil
             defer { state.body = Data() }
-            return (continuation, state.body, state.declinedChallengeResponse)
+            return (continuation, handedOver ?? state.body, state.declinedChallengeResponse)
         }
         guard let (continuation, body, declinedChallengeResponse) = taken else { return }
         let result: HTTPResult
@@ -246,7 +271,14 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let transfers = Locked<[Int: TransferContext]>([:])
 
     func register(_ transfer: TransferContext, for task: URLSessionTask) {
+        transfer.taskIdentifier.withLock { $0 = task.taskIdentifier }
         transfers.withLock { $0[task.taskIdentifier] = transfer }
+    }
+
+    /// Forgets a transfer whose task completed through its completion handler.
+    func unregister(_ transfer: TransferContext) {
+        guard let identifier = transfer.taskIdentifier.value else { return }
+        transfers.withLock { _ = $0.removeValue(forKey: identifier) }
     }
 
     private func transfer(for task: URLSessionTask) -> TransferContext? {
