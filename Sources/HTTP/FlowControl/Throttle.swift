@@ -156,22 +156,27 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
             return state.nextID
         }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let decided = state.withLock { state -> (Admission?, [CheckedContinuation<Admission, Never>]) in
-                    if Task.isCancelled { return (.cancelled, []) }
-                    if state.resetsInProgress > 0 { return (.reset, []) }
-                    state.waiters[id] = continuation
-                    state.lanes[priority.rawValue].append(id)
-                    // A slot may have freed between the first check and now.
-                    return (nil, Self.admitWaiters(&state, starvationLimit: starvationLimit))
-                }
-                if let outcome = decided.0 { continuation.resume(returning: outcome) }
-                for admitted in decided.1 { admitted.resume(returning: .granted) }
-            }
+            await withCheckedContinuation { continuation in enqueue(continuation, id: id, priority: priority) }
         } onCancel: {
             let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
             waiter?.resume(returning: .cancelled)
         }
+    }
+
+    /// Puts a waiter in its lane, or answers it at once (cancelled, resetting, or a slot freed meanwhile).
+    @inline(never)
+    private func enqueue(_ continuation: CheckedContinuation<Admission, Never>, id: UInt64, priority: ThrottlePriority)
+    {
+        let decided = state.withLock { state -> (Admission?, [CheckedContinuation<Admission, Never>]) in
+            if Task.isCancelled { return (.cancelled, []) }
+            if state.resetsInProgress > 0 { return (.reset, []) }
+            state.waiters[id] = continuation
+            state.lanes[priority.rawValue].append(id)
+            // A slot may have freed between the first check and now.
+            return (nil, Self.admitWaiters(&state, starvationLimit: starvationLimit))
+        }
+        if let outcome = decided.0 { continuation.resume(returning: outcome) }
+        for admitted in decided.1 { admitted.resume(returning: .granted) }
     }
 
     /// Frees a slot and hands it on.
