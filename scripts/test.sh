@@ -18,6 +18,8 @@ set -euo pipefail
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
 cd "$ROOT"
 export HTTP_REQUIRE_SERVERS=1
+# A suite takes well under a minute; one that runs for this long hangs, and fails instead of waiting for CI's limit.
+SUITE_TIMEOUT=${SUITE_TIMEOUT:-900}
 LOG_DIR=$ROOT/.build/test-logs
 mkdir -p "$LOG_DIR"
 
@@ -46,9 +48,19 @@ run_suite() {
   local log=$LOG_DIR/$label.log
   step "$label"
   set +e
-  OIDC_TOKEN_LIFETIME=2 scripts/servers.sh run -- swift test --skip-build "$@" 2>&1 | tee "$log" | grep -E "^(✘|✔ Test run|ThreadSanitizer|servers.sh)|recorded an issue|WARNING: ThreadSanitizer"
+  OIDC_TOKEN_LIFETIME=2 scripts/servers.sh run -- timeout -k 15 "$SUITE_TIMEOUT" swift test --skip-build "$@" 2>&1 \
+    | tee "$log" | grep -E "^(✘|✔ Test run|ThreadSanitizer|servers.sh)|recorded an issue|WARNING: ThreadSanitizer"
   local status=${PIPESTATUS[0]}
   set -e
+  if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+    # Started but not reported finished. The runner's output is block-buffered into the pipe, so a few of
+    # these may have finished after the last flush.
+    local unfinished
+    unfinished=$(comm -23 \
+      <(grep -oE "◇ Test [A-Za-z0-9_]+\(" "$log" | sed 's/◇ Test //; s/($//' | sort -u) \
+      <(grep -oE "Test [A-Za-z0-9_]+\(\) (passed|failed)" "$log" | sed 's/^Test //; s/() .*//' | sort -u))
+    fail "$label: swift test did not finish within ${SUITE_TIMEOUT}s (a hang); started, not seen finishing: $(echo $unfinished)"
+  fi
   check_log "$log" "$label"
   [ "$status" -eq 0 ] || fail "$label: swift test exited with status $status (see $log)"
 }
