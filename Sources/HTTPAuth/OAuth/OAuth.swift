@@ -108,6 +108,11 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         var authorization: String?
         /// When the current credentials need refreshing (`nil`: never by the clock), computed once.
         var refreshDeadline: Date?
+
+        /// Whether the current credentials need refreshing at `now`.
+        func isExpiring(at now: Date) -> Bool {
+            refreshDeadline.map { now >= $0 } ?? false
+        }
         let refreshWindow: Duration
         /// Whether the delegate's saved credentials were read (or replaced) already.
         var knowsSavedCredentials = false
@@ -167,10 +172,11 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
 
     /// Which of the four situations the loader is in.
     public var situation: Situation {
-        state.withLock { state in
+        let now = now()
+        return state.withLock { state in
             if state.flow != nil { return .authorizing }
-            guard let credentials = state.credentials else { return .idle }
-            return needsRefresh(credentials) ? .expired : .authorized
+            guard state.credentials != nil else { return .idle }
+            return state.isExpiring(at: now) ? .expired : .authorized
         }
     }
 
@@ -228,8 +234,7 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     @inline(never)
     private func refusalOfHost(_ request: HTTPRequest) -> HTTPResult? {
         if let host = request.host,
-            resourceHosts.contains(where: { $0 == host })
-                || resourceHosts.contains(host.lowercased())
+            resourceHosts.contains(host) || resourceHosts.contains(host.lowercased())
         {
             return nil
         }
@@ -281,7 +286,7 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
             guard state.resetsInProgress == 0, let credentials = state.credentials,
                 let authorization = state.authorization
             else { return nil }
-            if let deadline = state.refreshDeadline, now >= deadline { return nil }
+            guard !state.isExpiring(at: now) else { return nil }
             return (credentials.accessToken, authorization)
         }
     }
@@ -308,6 +313,7 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     /// server just refused with `401`: if it is still the current one, it is refreshed.
     private func currentCredentials(rejectedToken: String?) async -> Answer {
         if Task.isCancelled { return .failed(.cancelled, "cancelled while waiting for authorization", nil) }
+        let now = now()
         let id = state.withLock { state -> UInt64 in
             state.nextWaiterID += 1
             return state.nextWaiterID
@@ -319,7 +325,7 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
                         return (.failed(.resetInProgress, "the OAuth loader is logging out", nil), nil)
                     }
                     if let credentials = state.credentials, credentials.accessToken != rejectedToken,
-                        !needsRefresh(credentials)
+                        !state.isExpiring(at: now)
                     {
                         return (.credentials(credentials), nil)
                     }
