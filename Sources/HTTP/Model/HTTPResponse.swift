@@ -1,25 +1,92 @@
 public import Foundation
+import Synchronization
 
 /// What a server answered: the status, header fields and body, together with the request that produced it.
 ///
 /// Every status is a response, `404` included; see ``HTTPStatus``.
 public struct HTTPResponse: Sendable {
+    /// The response's fields, shared by copies until one of them changes (copy on write).
+    ///
+    /// A result travels back up a chain through every loader's async frame: one reference keeps
+    /// ``HTTPResult`` a single word, so those frames stay small and passing a result on is a retain, not a
+    /// copy of five fields.
+    // Safety: a `Storage`'s `var`s are mutated only through `uniqueStorage()`, when this response is its only
+    // owner; shared instances are never written to, except for the header cache, which is atomic.
+    private final class Storage: @unchecked Sendable {
+        var request: HTTPRequest
+        var status: HTTPStatus
+        var body: Data
+        var explicitURL: URL?
+        /// The header fields when they were given (or set).
+        var givenHeaders: HTTPHeaders?
+        /// The transport's header fields, converted to `HTTPHeaders` on first use (see ``HeaderSource``).
+        let source: (any HeaderSource)?
+        private let converted = AtomicLazyReference<HeaderBox>()
+
+        init(
+            request: HTTPRequest, status: HTTPStatus, body: Data, explicitURL: URL?, givenHeaders: HTTPHeaders?,
+            source: (any HeaderSource)?
+        ) {
+            self.request = request
+            self.status = status
+            self.body = body
+            self.explicitURL = explicitURL
+            self.givenHeaders = givenHeaders
+            self.source = source
+        }
+
+        var headers: HTTPHeaders {
+            if let givenHeaders { return givenHeaders }
+            guard let source else { return HTTPHeaders() }
+            if let box = converted.load() { return box.headers }
+            return converted.storeIfNil(HeaderBox(headers: source.headerFields())).headers
+        }
+
+        func copy() -> Storage {
+            Storage(
+                request: request, status: status, body: body, explicitURL: explicitURL, givenHeaders: headers,
+                source: nil)
+        }
+    }
+
+    private final class HeaderBox: Sendable {
+        let headers: HTTPHeaders
+        init(headers: HTTPHeaders) { self.headers = headers }
+    }
+
+    private var storage: Storage
+
+    private mutating func uniqueStorage() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
+
     /// The request this response answers (the copy that was actually sent).
-    public var request: HTTPRequest
+    public var request: HTTPRequest {
+        get { storage.request }
+        set { uniqueStorage().request = newValue }
+    }
     /// The status code.
-    public var status: HTTPStatus
+    public var status: HTTPStatus {
+        get { storage.status }
+        set { uniqueStorage().status = newValue }
+    }
     /// The response header fields, in the order received.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        get { storage.headers }
+        set { uniqueStorage().givenHeaders = newValue }
+    }
     /// The body, already decoded from any `Content-Encoding` by the transport.
-    public var body: Data
+    public var body: Data {
+        get { storage.body }
+        set { uniqueStorage().body = newValue }
+    }
     /// The URL the response came from; differs from the request's URL after a redirect. Unless the transport
     /// set it, it is the request's URL, computed when first asked for (building a URL is not free).
     public var url: URL? {
-        get { explicitURL ?? request.url }
-        set { explicitURL = newValue }
+        get { storage.explicitURL ?? storage.request.url }
+        set { uniqueStorage().explicitURL = newValue }
     }
-
-    private var explicitURL: URL?
 
     public init(
         request: HTTPRequest,
@@ -28,11 +95,15 @@ public struct HTTPResponse: Sendable {
         body: Data = Data(),
         url: URL? = nil
     ) {
-        self.request = request
-        self.status = status
-        self.headers = headers
-        self.body = body
-        self.explicitURL = url
+        storage = Storage(
+            request: request, status: status, body: body, explicitURL: url, givenHeaders: headers, source: nil)
+    }
+
+    /// A response whose header fields are converted from `source` only when someone reads them: most
+    /// responses are decoded from their body and their header fields never looked at.
+    init(request: HTTPRequest, status: HTTPStatus, headers source: any HeaderSource, body: Data, url: URL?) {
+        storage = Storage(
+            request: request, status: status, body: body, explicitURL: url, givenHeaders: nil, source: source)
     }
 
     /// The value of a response header field, ignoring case.
@@ -45,4 +116,10 @@ extension HTTPResponse: CustomStringConvertible {
     public var description: String {
         "\(status) for \(request) (\(body.count) bytes)"
     }
+}
+
+/// Header fields as a transport delivered them, to be converted to ``HTTPHeaders`` on demand.
+protocol HeaderSource: Sendable {
+    /// The fields, converted. Called at most once per response, from any thread.
+    func headerFields() -> HTTPHeaders
 }

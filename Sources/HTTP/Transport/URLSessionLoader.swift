@@ -67,17 +67,23 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     ///   ``defaultConfiguration`` by default. The loader always installs its own session delegate, which
     ///   enforces ``RedirectPolicy`` and strips credentials on cross-origin redirects.
     ///
-    /// On Linux the configuration's `urlCache` is replaced by `nil`: swift-corelibs-foundation can trap when a
-    /// task is cancelled while its response is being written to the cache (swift-corelibs-foundation issues
-    /// #3292 and #3296, reproduced here with 6.3.1), and cancellation must never crash.
+    /// On Linux two things differ:
+    /// - The configuration's `urlCache` is replaced by `nil`: swift-corelibs-foundation can trap when a task is
+    ///   cancelled while its response is being written to the cache (swift-corelibs-foundation issues #3292
+    ///   and #3296, reproduced here with 6.3.1), and cancellation must never crash.
+    /// - The session's delegate queue runs each callback at once on the thread that delivers it, instead of
+    ///   handing it to an `OperationQueue` thread: a completed request then reaches its caller with one thread
+    ///   hop fewer, as `URLSession.data(for:)` does (≈ 4% of the throughput of small requests over loopback).
     public init(configuration: URLSessionConfiguration = URLSessionLoader.defaultConfiguration) {
+        let delegate = SessionDelegate()
+        self.delegate = delegate
         #if canImport(FoundationNetworking)
         let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
         configuration.urlCache = nil
-        #endif
-        let delegate = SessionDelegate()
-        self.delegate = delegate
+        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: ImmediateQueue())
+        #else
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        #endif
     }
 
     /// Creates a loader over a session you make — to choose its delegate queue, or to share it with other
@@ -172,12 +178,12 @@ final class TransferContext: Sendable {
         var isFinished = false
         var strippedCredentials = false
         var declinedChallengeResponse: HTTPURLResponse?
+        /// The task's identifier, once the task is registered with the session delegate.
+        var taskIdentifier: Int?
     }
 
     let request: HTTPRequest
     private let state = Locked(State())
-    /// The task's identifier, once the task is registered with the session delegate.
-    let taskIdentifier = Locked<Int?>(nil)
 
     init(request: HTTPRequest) {
         self.request = request
@@ -219,6 +225,12 @@ final class TransferContext: Sendable {
         }
         task?.cancel()
         continuation?.resume(returning: .failure(HTTPError(.cancelled, request: request)))
+    }
+
+    /// The identifier of the task the session delegate knows this transfer by.
+    var taskIdentifier: Int? {
+        get { state.withLock { $0.taskIdentifier } }
+        set { state.withLock { $0.taskIdentifier = newValue } }
     }
 
     func append(_ data: Data) {
@@ -271,13 +283,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let transfers = Locked<[Int: TransferContext]>([:])
 
     func register(_ transfer: TransferContext, for task: URLSessionTask) {
-        transfer.taskIdentifier.withLock { $0 = task.taskIdentifier }
+        transfer.taskIdentifier = task.taskIdentifier
         transfers.withLock { $0[task.taskIdentifier] = transfer }
     }
 
     /// Forgets a transfer whose task completed through its completion handler.
     func unregister(_ transfer: TransferContext) {
-        guard let identifier = transfer.taskIdentifier.value else { return }
+        guard let identifier = transfer.taskIdentifier else { return }
         transfers.withLock { _ = $0.removeValue(forKey: identifier) }
     }
 
@@ -310,7 +322,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     ) {
         #if canImport(FoundationNetworking)
         transfer(for: task)?.recordDeclinedChallenge(response: challenge.failureResponse as? HTTPURLResponse)
-        completionHandler(.cancelAuthenticationChallenge, nil)
+        // Answered from another thread: cancelling waits synchronously for the task's work queue, which is
+        // the queue this callback runs on when the delegate queue is an `ImmediateQueue`.
+        DispatchQueue.global().async { completionHandler(.cancelAuthenticationChallenge, nil) }
         #else
         completionHandler(.performDefaultHandling, nil)
         #endif
@@ -338,6 +352,34 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler(stripped)
     }
 }
+
+#if canImport(FoundationNetworking)
+/// A delegate queue that runs each operation at once, on the thread that adds it.
+///
+/// swift-corelibs-foundation adds every session callback — a completion handler, a redirect question — to the
+/// session's delegate queue from the task's own serial work queue. Run there directly, a completion skips the
+/// wake-up of an `OperationQueue` thread. The callbacks stay serial, as the work queues of one session share
+/// one serial target queue. What runs here must not wait for that queue: ``SessionDelegate`` answers an
+/// authentication challenge from another thread for that reason.
+// Safety: it has no state of its own; `OperationQueue` is thread-safe.
+final class ImmediateQueue: OperationQueue, @unchecked Sendable {
+    override func addOperation(_ operation: Operation) {
+        operation.start()
+    }
+
+    override func addOperation(_ block: @escaping @Sendable () -> Void) {
+        block()
+    }
+
+    override func addOperations(_ operations: [Operation], waitUntilFinished wait: Bool) {
+        for operation in operations { operation.start() }
+    }
+
+    override func addBarrierBlock(_ barrier: @escaping @Sendable () -> Void) {
+        barrier()
+    }
+}
+#endif
 
 /// The scheme, host and port of a URL, with the port defaulted from the scheme (RFC 6454).
 struct Origin: Equatable {

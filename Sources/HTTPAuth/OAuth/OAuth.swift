@@ -61,15 +61,25 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         case granted(Grant)
         case refused(Refusal)
 
-        static func credentials(_ credentials: OAuthCredentials) -> Answer { .granted(Grant(credentials: credentials)) }
         static func failed(_ code: HTTPError.Code, _ message: String, _ reason: OAuthError?) -> Answer {
             .refused(Refusal(code: code, message: message, reason: reason))
         }
     }
 
+    /// Credentials ready to send: the access token, its `Authorization` value and when to refresh, computed
+    /// once when the credentials change rather than per request. One reference is what the fast path reads
+    /// under the lock and what waiters are answered with.
     private final class Grant: Sendable {
-        let credentials: OAuthCredentials
-        init(credentials: OAuthCredentials) { self.credentials = credentials }
+        let token: String
+        let authorization: String
+        /// When the credentials need refreshing (`nil`: never by the clock).
+        let refreshDeadline: Date?
+
+        init(_ credentials: OAuthCredentials, refreshWindow: Duration) {
+            token = credentials.accessToken
+            authorization = credentials.authorizationHeaderValue
+            refreshDeadline = OAuth.refreshDeadline(of: credentials, window: refreshWindow)
+        }
     }
 
     private final class Refusal: Sendable {
@@ -99,19 +109,22 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
 
     private struct State {
         var credentials: OAuthCredentials? {
-            didSet {
-                authorization = credentials?.authorizationHeaderValue
-                refreshDeadline = credentials.flatMap { OAuth.refreshDeadline(of: $0, window: refreshWindow) }
-            }
+            didSet { grant = credentials.map { Grant($0, refreshWindow: refreshWindow) } }
         }
-        /// `Bearer <token>` for the current credentials, built once rather than per request.
-        var authorization: String?
-        /// When the current credentials need refreshing (`nil`: never by the clock), computed once.
-        var refreshDeadline: Date?
+        /// The current credentials, ready to send.
+        private(set) var grant: Grant?
+
+        /// Replaces the current credentials with `credentials`, and returns them ready to send.
+        mutating func authorize(with credentials: OAuthCredentials) -> Grant {
+            let grant = Grant(credentials, refreshWindow: refreshWindow)
+            self.credentials = credentials
+            self.grant = grant
+            return grant
+        }
 
         /// Whether the current credentials need refreshing at `now`.
         func isExpiring(at now: Date) -> Bool {
-            refreshDeadline.map { now >= $0 } ?? false
+            grant?.refreshDeadline.map { now >= $0 } ?? false
         }
         let refreshWindow: Duration
         /// Whether the delegate's saved credentials were read (or replaced) already.
@@ -222,12 +235,12 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
         guard request.authenticationMethod == .oauth else { return await loadNext(request) }
         if let refusal = refusalOfHost(request) { return refusal }
-        if let (token, authorization) = usableCredentials() {
+        if let grant = usableCredentials() {
             // The common case: a valid token, no flow, no waiting.
-            return await send(request, authorization: authorization, token: token)
+            return await send(request, grant: grant)
         }
         // This frame stays small: it is what a request waiting for a flow holds, with `currentCredentials`.
-        return await send(request, answer: await currentCredentials(rejectedToken: nil))
+        return await send(request, answer: await currentCredentials(rejecting: nil))
     }
 
     /// A failure for a request to a host the tokens are not for, or `nil` for a resource host.
@@ -253,9 +266,7 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     private func send(_ request: HTTPRequest, answer: Answer) async -> HTTPResult {
         switch answer {
         case .granted(let grant):
-            let credentials = grant.credentials
-            return await send(
-                request, authorization: credentials.authorizationHeaderValue, token: credentials.accessToken)
+            return await send(request, grant: grant)
         case .refused(let refusal):
             return refusal.failure(of: request)
         }
@@ -264,15 +275,15 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     /// Sends a request with a token. A `401` replays it once: after a refresh when `token` is still the current
     /// one, at once with the current token when it was replaced meanwhile.
     @inline(never)
-    private func send(_ request: HTTPRequest, authorization: String, token: String) async -> HTTPResult {
+    private func send(_ request: HTTPRequest, grant: Grant) async -> HTTPResult {
         var authorized = request
-        authorized.headers["Authorization"] = authorization
+        authorized.headers["Authorization"] = grant.authorization
         let result = await loadNext(authorized)
         guard case .success(let response) = result, response.status == .unauthorized else { return result }
-        switch await currentCredentials(rejectedToken: token) {
-        case .granted(let grant):
+        switch await currentCredentials(rejecting: grant) {
+        case .granted(let current):
             var replay = request
-            replay.headers["Authorization"] = grant.credentials.authorizationHeaderValue
+            replay.headers["Authorization"] = current.authorization
             return await loadNext(replay)
         case .refused(let refusal):
             return refusal.failure(of: request)
@@ -280,14 +291,11 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     }
 
     /// The current credentials and their header value when they can be used at once.
-    private func usableCredentials() -> (token: String, authorization: String)? {
+    private func usableCredentials() -> Grant? {
         let now = now()
         return state.withLock { state in
-            guard state.resetsInProgress == 0, let credentials = state.credentials,
-                let authorization = state.authorization
-            else { return nil }
-            guard !state.isExpiring(at: now) else { return nil }
-            return (credentials.accessToken, authorization)
+            guard state.resetsInProgress == 0, let grant = state.grant, !state.isExpiring(at: now) else { return nil }
+            return grant
         }
     }
 
@@ -309,48 +317,61 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         return expirationDate.addingTimeInterval(-window.seconds)
     }
 
-    /// Credentials to send, waiting for a flow when there are none usable. `rejectedToken` is the token a
+    /// Credentials to send, waiting for a flow when there are none usable. `rejected` holds the token a
     /// server just refused with `401`: if it is still the current one, it is refreshed.
-    private func currentCredentials(rejectedToken: String?) async -> Answer {
-        if Task.isCancelled { return .failed(.cancelled, "cancelled while waiting for authorization", nil) }
-        let now = now()
+    ///
+    /// Its frame and its closure's are what every waiting request holds, so they capture as little as
+    /// possible and the work around the wait is out of line.
+    private func currentCredentials(rejecting rejected: Grant?) async -> Answer {
         let id = state.withLock { state -> UInt64 in
             state.nextWaiterID += 1
             return state.nextWaiterID
         }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let decision = state.withLock { state -> (Answer?, start: (UInt64, OAuthStateMachine.State)?) in
-                    if state.resetsInProgress > 0 {
-                        return (.failed(.resetInProgress, "the OAuth loader is logging out", nil), nil)
-                    }
-                    if let credentials = state.credentials, credentials.accessToken != rejectedToken,
-                        !state.isExpiring(at: now)
-                    {
-                        return (.credentials(credentials), nil)
-                    }
-                    if Task.isCancelled {
-                        return (.failed(.cancelled, "cancelled while waiting for authorization", nil), nil)
-                    }
-                    state.waiters[id] = continuation
-                    guard state.flow == nil else { return (nil, nil) }
-                    let start: OAuthStateMachine.State
-                    if let credentials = state.credentials {
-                        start = credentials.refreshToken == nil ? .logIn : .refreshTokens
-                    } else {
-                        start = state.knowsSavedCredentials ? .logIn : .getSavedCredentials
-                    }
-                    state.nextFlowID += 1
-                    state.flow = Flow(id: state.nextFlowID)
-                    return (nil, (state.nextFlowID, start))
-                }
-                if let answer = decision.0 { continuation.resume(returning: answer) }
-                if let (flowID, start) = decision.start { startFlow(flowID, from: start) }
-            }
+            await withCheckedContinuation { continuation in enqueue(continuation, id: id, rejecting: rejected) }
         } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
-            waiter?.resume(returning: .failed(.cancelled, "cancelled while waiting for authorization", nil))
+            cancelWaiter(id)
         }
+    }
+
+    /// Answers a waiter whose task was cancelled, if it is still waiting.
+    @inline(never)
+    private func cancelWaiter(_ id: UInt64) {
+        let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+        waiter?.resume(returning: .failed(.cancelled, "cancelled while waiting for authorization", nil))
+    }
+
+    /// Answers a waiter at once (credentials usable after all, cancelled, logging out), or queues it and
+    /// starts a flow if none runs. Out of line, so that the waiting closure's frame stays small.
+    @inline(never)
+    private func enqueue(
+        _ continuation: CheckedContinuation<Answer, Never>, id: UInt64, rejecting rejected: Grant?
+    ) {
+        let now = now()
+        let decision = state.withLock { state -> (Answer?, start: (UInt64, OAuthStateMachine.State)?) in
+            if Task.isCancelled {
+                return (.failed(.cancelled, "cancelled while waiting for authorization", nil), nil)
+            }
+            if state.resetsInProgress > 0 {
+                return (.failed(.resetInProgress, "the OAuth loader is logging out", nil), nil)
+            }
+            if let grant = state.grant, grant.token != rejected?.token, !state.isExpiring(at: now) {
+                return (.granted(grant), nil)
+            }
+            state.waiters[id] = continuation
+            guard state.flow == nil else { return (nil, nil) }
+            let start: OAuthStateMachine.State
+            if let credentials = state.credentials {
+                start = credentials.refreshToken == nil ? .logIn : .refreshTokens
+            } else {
+                start = state.knowsSavedCredentials ? .logIn : .getSavedCredentials
+            }
+            state.nextFlowID += 1
+            state.flow = Flow(id: state.nextFlowID)
+            return (nil, (state.nextFlowID, start))
+        }
+        if let answer = decision.0 { continuation.resume(returning: answer) }
+        if let (flowID, start) = decision.start { startFlow(flowID, from: start) }
     }
 
     private func startFlow(_ flowID: UInt64, from start: OAuthStateMachine.State) {
@@ -378,9 +399,9 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
             state.waiters = [:]
             switch outcome {
             case .authorized(let credentials, let session):
-                state.credentials = credentials
+                let grant = state.authorize(with: credentials)
                 state.knowsSavedCredentials = true
-                return (waiters, .credentials(credentials), session)
+                return (waiters, .granted(grant), session)
             case .failed(let error, let deletedCredentials):
                 var session: OAuthSessionState?
                 if deletedCredentials {
