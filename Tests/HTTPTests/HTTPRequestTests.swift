@@ -35,6 +35,35 @@ private enum Tag: HTTPRequestOption {
         #expect(request.query == [URLQueryItem(name: "q", value: "a&b c")])
     }
 
+    /// The URL is joined from its parts when it can be and built with `URLComponents` otherwise; both ways
+    /// must give the URL `URLComponents` gives.
+    @Test(arguments: [
+        ("https", "api.example.com", nil, "/a%20b", "x=1&y=%26", nil),
+        ("http", "127.0.0.1", 8080, "", nil, nil),
+        ("http", "[::1]", 443, "/p", nil, nil),
+        ("https", "example.com", nil, "/p", nil, "section 2"),
+        ("https", "bücher.example", nil, "/", "q=1", nil),
+        ("HTTPS", "Example.COM", 8443, "/Case", nil, nil),
+    ] as [(String, String, Int?, String, String?, String?)])
+    func theURLIsTheOneURLComponentsBuilds(
+        scheme: String, host: String, port: Int?, path: String, query: String?, fragment: String?
+    ) throws {
+        var request = HTTPRequest(scheme: scheme, host: host, port: port)
+        request.percentEncodedPath = path
+        request.percentEncodedQuery = query
+        request.fragment = fragment
+        var components = URLComponents()
+        components.scheme = scheme
+        components.host = host
+        components.port = port
+        components.percentEncodedPath = path
+        components.percentEncodedQuery = query
+        components.fragment = fragment
+        let expected = try #require(components.url)
+        #expect(request.url == expected)
+        #expect(request.url?.absoluteString == expected.absoluteString)
+    }
+
     @Test func initialisesFromAURL() throws {
         let url = try #require(URL(string: "http://localhost:8080/a/b?x=1&y=2#frag"))
         let request = HTTPRequest(method: .delete, url: url, headers: ["Accept": "*/*"])

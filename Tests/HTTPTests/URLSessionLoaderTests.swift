@@ -74,6 +74,47 @@ import FoundationNetworking
         #endif
     }
 
+    @Test func fieldsWithTheSameNameAreSentAsOneJoinedByCommas() throws {
+        var request = HTTPRequest(host: "example.com", headers: ["Accept": "a/b", "X-Trace": "1"])
+        request.headers.add("c/d", for: "accept")
+        let urlRequest = try request.urlRequest()
+        #expect(urlRequest.value(forHTTPHeaderField: "Accept") == "a/b,c/d")
+        #expect(urlRequest.value(forHTTPHeaderField: "X-Trace") == "1")
+        #expect(urlRequest.allHTTPHeaderFields?.count == 2)
+        #expect(urlRequest.httpMethod == "GET")
+    }
+
+    @Test func everyMethodReachesTheURLRequest() throws {
+        for method in [HTTPMethod.get, .head, .post, .put, .patch, .delete, .options, HTTPMethod(rawValue: "PURGE")] {
+            #expect(try HTTPRequest(method: method, host: "example.com").urlRequest().httpMethod == method.rawValue)
+        }
+    }
+
+    @Test func responseHeaderFieldsAreConvertedWhenFirstReadAndSortedByName() async throws {
+        let url = try #require(URL(string: "https://example.com/p"))
+        let urlResponse = try #require(
+            HTTPURLResponse(
+                url: url, statusCode: 201, httpVersion: "HTTP/1.1",
+                headerFields: ["x-b": "2", "Content-Type": "text/plain", "X-a": "1"]))
+        let response = HTTPResponse(request: HTTPRequest(url: url), urlResponse: urlResponse, body: Data("hi".utf8))
+        #expect(response.status == .created)
+        #expect(response.body == Data("hi".utf8))
+        #expect(response.url == url)
+        // Read from many tasks at once: the first read converts, every read sees the same fields.
+        let reads = await withTaskGroup(of: [String].self) { group in
+            for _ in 0..<32 { group.addTask { response.headers.map(\.name) } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(Set(reads) == [["Content-Type", "X-a", "x-b"]])
+        #expect(response[header: "x-a"] == "1")
+
+        var changed = response
+        changed.headers["X-a"] = "3"
+        #expect(changed[header: "X-a"] == "3")
+        #expect(changed[header: "Content-Type"] == "text/plain")
+        #expect(response[header: "X-a"] == "1")  // the original keeps its fields
+    }
+
     @Test(arguments: [
         (URLError.Code.cancelled, HTTPError.Code.cancelled), (.timedOut, .timedOut),
         (.cannotConnectToHost, .cannotConnect), (.notConnectedToInternet, .cannotConnect),

@@ -31,7 +31,9 @@ public func loopbackConfiguration() -> URLSessionConfiguration {
     URLSessionLoader.defaultConfiguration
 }
 
-/// Raw `URLSession.data(for:)`: the baseline.
+/// Raw `URLSession.data(for:)`: the baseline. It sends the request the chain sends — the same URL and the
+/// same `Authorization` field — so that what the ratios measure is the chain's own cost, not the cost of
+/// the extra field on the wire, in libcurl and in nginx (≈ 1% of a loopback request).
 public struct RawURLSessionClient: LoopbackClient {
     public let name = "raw URLSession data(for:)"
     private let session: URLSession
@@ -39,7 +41,9 @@ public struct RawURLSessionClient: LoopbackClient {
 
     public init(baseURL: URL) {
         session = URLSession(configuration: loopbackConfiguration())
-        request = URLRequest(url: baseURL.appendingPathComponent(String(personPath.dropFirst())))
+        var request = URLRequest(url: baseURL.appendingPathComponent(String(personPath.dropFirst())))
+        request.setValue(validBenchmarkCredentials().authorizationHeaderValue, forHTTPHeaderField: "Authorization")
+        self.request = request
     }
 
     public func fetchPerson() async throws -> Int {
@@ -72,7 +76,8 @@ public struct ChainClient: LoopbackClient {
     }
 }
 
-/// `URLSessionLoader` alone, without the chain: tells the terminal's cost from the chain's.
+/// `URLSessionLoader` alone, without the chain, sending the chain's request (with its `Authorization`
+/// field): tells the terminal's cost from the chain's.
 public struct URLSessionLoaderClient: LoopbackClient {
     public let name = "URLSessionLoader alone"
     private let loader: URLSessionLoader
@@ -80,7 +85,9 @@ public struct URLSessionLoaderClient: LoopbackClient {
 
     public init(baseURL: URL) {
         loader = URLSessionLoader(configuration: loopbackConfiguration())
-        request = HTTPRequest(url: baseURL.appendingPathComponent(String(personPath.dropFirst())))
+        var request = HTTP.HTTPRequest(url: baseURL.appendingPathComponent(String(personPath.dropFirst())))
+        request.headers["Authorization"] = validBenchmarkCredentials().authorizationHeaderValue
+        self.request = request
     }
 
     public func fetchPerson() async throws -> Int {
