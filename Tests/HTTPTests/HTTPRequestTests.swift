@@ -37,14 +37,15 @@ private enum Tag: HTTPRequestOption {
 
     /// The URL is joined from its parts when it can be and built with `URLComponents` otherwise; both ways
     /// must give the URL `URLComponents` gives.
-    @Test(arguments: [
-        ("https", "api.example.com", nil, "/a%20b", "x=1&y=%26", nil),
-        ("http", "127.0.0.1", 8080, "", nil, nil),
-        ("http", "[::1]", 443, "/p", nil, nil),
-        ("https", "example.com", nil, "/p", nil, "section 2"),
-        ("https", "bücher.example", nil, "/", "q=1", nil),
-        ("HTTPS", "Example.COM", 8443, "/Case", nil, nil),
-    ] as [(String, String, Int?, String, String?, String?)])
+    @Test(
+        arguments: [
+            ("https", "api.example.com", nil, "/a%20b", "x=1&y=%26", nil),
+            ("http", "127.0.0.1", 8080, "", nil, nil),
+            ("http", "[::1]", 443, "/p", nil, nil),
+            ("https", "example.com", nil, "/p", nil, "section 2"),
+            ("https", "bücher.example", nil, "/", "q=1", nil),
+            ("HTTPS", "Example.COM", 8443, "/Case", nil, nil),
+        ] as [(String, String, Int?, String, String?, String?)])
     func theURLIsTheOneURLComponentsBuilds(
         scheme: String, host: String, port: Int?, path: String, query: String?, fragment: String?
     ) throws {

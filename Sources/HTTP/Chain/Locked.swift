@@ -23,7 +23,9 @@ import Android
 // pthread_mutex_unlock on `mutex`, which is allocated once and never moves.
 package final class Locked<State>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var state: State
+    /// The mutex already makes every access exclusive, so the runtime's own exclusivity check (a
+    /// thread-local lookup per access) is switched off.
+    @exclusivity(unchecked) private var state: State
 
     package init(_ initialState: State) {
         state = initialState

@@ -66,9 +66,7 @@ public struct ServerEnvironment: Sendable {
     /// query items appended.
     public func apply(to request: HTTPRequest) -> HTTPRequest {
         var copy = request
-        copy.scheme = scheme
-        copy.host = host
-        copy.port = port
+        copy.setOrigin(scheme: scheme, host: host, port: port)
         if pathPrefix.isEmpty || pathPrefix == "/" {
             // What `join` gives for an empty prefix, without building strings in the common case.
             if !request.percentEncodedPath.hasPrefix("/") { copy.percentEncodedPath = "/" + request.percentEncodedPath }

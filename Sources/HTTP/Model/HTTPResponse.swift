@@ -12,13 +12,17 @@ public struct HTTPResponse: Sendable {
     /// copy of five fields.
     // Safety: a `Storage`'s `var`s are mutated only through `uniqueStorage()`, when this response is its only
     // owner; shared instances are never written to, except for the header cache, which is atomic.
+    //
+    // Its `var`s skip the runtime's exclusivity check (a thread-local lookup per access): a `Storage` is
+    // private to the response that owns it, so every access to it is inside an access to that response,
+    // which Swift checks already.
     private final class Storage: @unchecked Sendable {
-        var request: HTTPRequest
-        var status: HTTPStatus
-        var body: Data
-        var explicitURL: URL?
+        @exclusivity(unchecked) var request: HTTPRequest
+        @exclusivity(unchecked) var status: HTTPStatus
+        @exclusivity(unchecked) var body: Data
+        @exclusivity(unchecked) var explicitURL: URL?
         /// The header fields when they were given (or set).
-        var givenHeaders: HTTPHeaders?
+        @exclusivity(unchecked) var givenHeaders: HTTPHeaders?
         /// The transport's header fields, converted to `HTTPHeaders` on first use (see ``HeaderSource``).
         let source: (any HeaderSource)?
         private let converted = AtomicLazyReference<HeaderBox>()
