@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestSupport
 import Testing
 
 @testable import HTTP
@@ -136,6 +137,20 @@ import FoundationNetworking
         #expect(configuration.urlCache == nil)
         #expect(configuration.urlCredentialStorage == nil)
     }
+
+    #if canImport(FoundationNetworking)
+    @Test func onLinuxTheSessionRunsItsCallbacksAtOnceOnTheCallingThread() {
+        #expect(URLSessionLoader().session.delegateQueue is ImmediateQueue)
+        let queue = ImmediateQueue()
+        let ran = Box<[String]>([])
+        queue.addOperation { ran.withLock { $0.append("block") } }
+        queue.addOperation(BlockOperation { ran.withLock { $0.append("operation") } })
+        queue.addOperations([BlockOperation { ran.withLock { $0.append("batch") } }], waitUntilFinished: false)
+        queue.addBarrierBlock { ran.withLock { $0.append("barrier") } }
+        // Each ran before its `add` returned, in order.
+        #expect(ran.value == ["block", "operation", "batch", "barrier"])
+    }
+    #endif
 
     @Test func originsDefaultThePortFromTheScheme() {
         #expect(Origin(URL(string: "https://A.example.com/x")) == Origin(URL(string: "https://a.example.com:443/y")))

@@ -32,10 +32,8 @@ extension HTTPRequest {
             throw invalid("the request has no host; set one, or send it through ApplyEnvironment")
         }
         let schemeIsValid =
-            scheme.first?.isASCII == true && scheme.first?.isLetter == true
-            && scheme.unicodeScalars.allSatisfy {
-                $0.isASCII && (Self.isAlphanumeric($0) || "+-.".unicodeScalars.contains($0))
-            }
+            scheme.utf8.first.map(Self.isASCIILetter) == true
+            && scheme.utf8.allSatisfy { Self.isASCIILetter($0) || Self.isASCIIDigit($0) || "+-.".utf8.contains($0) }
         guard schemeIsValid else {
             throw invalid("the scheme '\(Self.printable(scheme))' is not a valid URL scheme")
         }
@@ -45,7 +43,7 @@ extension HTTPRequest {
         if let port, !(0...65535).contains(port) {
             throw invalid("the port \(port) is outside 0...65535")
         }
-        if !path.isEmpty && !path.hasPrefix("/") {
+        if !percentEncodedPath.isEmpty && !percentEncodedPath.hasPrefix("/") {
             throw invalid("the path '\(Self.printable(path))' must start with '/'")
         }
         guard
@@ -113,6 +111,13 @@ extension HTTPRequest {
     /// Why `host` cannot be a URL host, or `nil` when it can: a registered name (internationalized names
     /// allowed) or an IP literal such as `127.0.0.1` or `[::1]`.
     static func problem(withHost host: String) -> String? {
+        // The common case at a glance: letters, digits, '-' and '.', or any non-ASCII byte (an international
+        // name, checked no further here, as before).
+        if host.utf8.allSatisfy({ isASCIILetter($0) || isASCIIDigit($0) || $0 == 0x2D || $0 == 0x2E || $0 >= 0x80 }),
+            !host.isEmpty
+        {
+            return nil
+        }
         if host.hasPrefix("[") {
             let literal = host.dropFirst().dropLast()
             guard host.hasSuffix("]"), !literal.isEmpty,
@@ -135,6 +140,7 @@ extension HTTPRequest {
     /// Why `name` cannot be a header field name, or `nil` when it can (an RFC 9110 token).
     static func problem(withHeaderName name: String) -> String? {
         if name.isEmpty { return "has an empty name" }
+        if name.utf8.allSatisfy({ tokenBytes[Int($0)] }) { return nil }
         for scalar in name.unicodeScalars {
             guard scalar.isASCII, isAlphanumeric(scalar) || "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar) else {
                 return "has a name that is not an HTTP token (it contains \(describe(scalar)))"
@@ -145,6 +151,7 @@ extension HTTPRequest {
 
     /// Why `value` cannot be a header field value, or `nil` when it can.
     static func problem(withHeaderValue value: String) -> String? {
+        if value.utf8.allSatisfy({ $0 == 0x09 || (0x20...0x7E).contains($0) }) { return nil }
         for scalar in value.unicodeScalars {
             switch scalar.value {
             case 0x0D, 0x0A, 0x00:
@@ -158,6 +165,20 @@ extension HTTPRequest {
             }
         }
         return nil
+    }
+
+    private static func isASCIILetter(_ byte: UInt8) -> Bool {
+        (0x61...0x7A).contains(byte | 0x20)
+    }
+
+    private static func isASCIIDigit(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte)
+    }
+
+    /// Which bytes may appear in an RFC 9110 token (a header field name), indexed by byte.
+    private static let tokenBytes: [Bool] = (0...255).map { byte in
+        let byte = UInt8(byte)
+        return isASCIILetter(byte) || isASCIIDigit(byte) || "!#$%&'*+-.^_`|~".utf8.contains(byte)
     }
 
     private static func isAlphanumeric(_ scalar: Unicode.Scalar) -> Bool {
