@@ -131,6 +131,10 @@ private enum Tag: HTTPRequestOption {
 
     @Test func pathWithoutLeadingSlash() {
         #expect(message(HTTPRequest(host: "example.com", path: "people"))?.contains("must start with '/'") == true)
+        // An encoded slash is not the path's first '/': the URL would run the host into the path.
+        var encoded = HTTPRequest(host: "example.com")
+        encoded.percentEncodedPath = "%2Fpeople"
+        #expect(message(encoded)?.contains("must start with '/'") == true)
     }
 
     @Test func badSchemePortAndHost() {
