@@ -6,35 +6,46 @@ import Foundation
 /// 16, beats swift-openapi-urlsession's transport, and opens no more TCP connections than raw `URLSession`.
 /// `URLSessionLoader` alone is measured too, to tell the terminal's share of a gap from the chain's.
 ///
-/// Every round runs each client once per mode, in a rotated order; each ratio is the median of the ratios
-/// within the rounds, so both sides of a ratio always ran close together.
+/// Every round makes each client afresh (a new session, new connections), warms it up, and runs it once per
+/// mode, in a rotated order; each ratio is the median of the ratios within the rounds, so both sides of a
+/// ratio always ran close together. Fresh clients matter: a session keeps its connections, and how fast a
+/// set of connections happens to be persists for the session's life — with one session per client for the
+/// whole run, two identical raw clients differed by several percent from run to run.
+///
+/// A second raw client runs beside the first: the ratio of the two is the noise floor of the ratios.
 func measureLoopback(baseURL: URL, rounds: Int, sequentialCount: Int, concurrentCount: Int) async throws -> Section {
     let raw = 0
-    let loaderAlone = 1
-    let chain = 2
-    let openAPI = 3
-    let clients: [any LoopbackClient] = [
-        RawURLSessionClient(baseURL: baseURL),
-        URLSessionLoaderClient(baseURL: baseURL),
-        ChainClient(baseURL: baseURL),
-        OpenAPIURLSessionClient(baseURL: baseURL),
-    ]
+    let rawAgain = 1
+    let loaderAlone = 2
+    let chain = 3
+    let openAPI = 4
+    let makeClients: () -> [any LoopbackClient] = {
+        [
+            RawURLSessionClient(baseURL: baseURL),
+            RawURLSessionClient(baseURL: baseURL),
+            URLSessionLoaderClient(baseURL: baseURL),
+            ChainClient(baseURL: baseURL),
+            OpenAPIURLSessionClient(baseURL: baseURL),
+        ]
+    }
+    let names = ["raw URLSession data(for:)", "raw URLSession data(for:), a second client"]
+        + makeClients().dropFirst(2).map(\.name)
     let modes: [(name: String, concurrency: Int, count: Int)] = [
         ("sequential", 1, sequentialCount),
         ("concurrency 16", 16, concurrentCount),
     ]
 
-    for client in clients {  // warm-up: connections, URLSession's threads, code paths
-        _ = try await runLoopback(client, count: 200, concurrency: 1)
-        _ = try await runLoopback(client, count: 800, concurrency: 16)
-    }
-
     // [mode][client] → one value per round: requests per second, CPU µs per request, new connections per 1k
-    let empty = [[[Double]]](repeating: [[Double]](repeating: [], count: clients.count), count: modes.count)
+    let empty = [[[Double]]](repeating: [[Double]](repeating: [], count: names.count), count: modes.count)
     var rates = empty
     var cpu = empty
     var connections = empty
     for round in 0..<rounds {
+        let clients = makeClients()
+        for client in clients {  // warm-up: connections, URLSession's threads, code paths
+            _ = try await runLoopback(client, count: round == 0 ? 200 : 50, concurrency: 1)
+            _ = try await runLoopback(client, count: round == 0 ? 800 : 200, concurrency: 16)
+        }
         for (modeIndex, mode) in modes.enumerated() {
             for index in clients.indices {
                 let clientIndex = (index + round) % clients.count
@@ -58,16 +69,21 @@ func measureLoopback(baseURL: URL, rounds: Int, sequentialCount: Int, concurrent
     )
     for (modeIndex, mode) in modes.enumerated() {
         let rate = rates[modeIndex]
-        for (clientIndex, client) in clients.enumerated() {
+        for (clientIndex, name) in names.enumerated() {
             let requestsPerSecond = median(rate[clientIndex])
             var measured = "\(format(requestsPerSecond, decimals: 0)) req/s"
             if mode.concurrency == 1 { measured += ", \(format(1e6 / requestsPerSecond, decimals: 0)) µs/req" }
             measured += ", CPU \(format(median(cpu[modeIndex][clientIndex]), decimals: 0)) µs/req"
-            section.rows.append(.info("\(mode.name): \(client.name)", measured))
+            section.rows.append(.info("\(mode.name): \(name)", measured))
         }
         func ratio(_ numerator: Int, _ denominator: Int) -> Double {
             median(zip(rate[numerator], rate[denominator]).map { $0 / $1 })
         }
+        section.rows.append(
+            .info(
+                "\(mode.name): raw ÷ raw again (the noise floor of these ratios)",
+                format(ratio(rawAgain, raw), decimals: 3))
+        )
         section.rows.append(
             .info("\(mode.name): URLSessionLoader alone ÷ raw URLSession", format(ratio(loaderAlone, raw), decimals: 3))
         )

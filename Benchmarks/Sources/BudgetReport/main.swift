@@ -101,9 +101,9 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
                     baseURL: url,
                     // Many short rounds rather than a few long ones: this machine's speed drifts by ±10% over
                     // seconds, and each ratio is taken within a round.
-                    rounds: options.quick ? 2 : 21,
-                    sequentialCount: options.quick ? 300 : 500,
-                    concurrentCount: options.quick ? 1_000 : 1_600
+                    rounds: options.quick ? 2 : 31,
+                    sequentialCount: options.quick ? 300 : 400,
+                    concurrentCount: options.quick ? 1_000 : 1_200
                 )
             )
         } else {
