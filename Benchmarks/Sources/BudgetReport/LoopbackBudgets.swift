@@ -28,7 +28,8 @@ func measureLoopback(baseURL: URL, rounds: Int, sequentialCount: Int, concurrent
             OpenAPIURLSessionClient(baseURL: baseURL),
         ]
     }
-    let names = ["raw URLSession data(for:)", "raw URLSession data(for:), a second client"]
+    let names =
+        ["raw URLSession data(for:)", "raw URLSession data(for:), a second client"]
         + makeClients().dropFirst(2).map(\.name)
     let modes: [(name: String, concurrency: Int, count: Int)] = [
         ("sequential", 1, sequentialCount),
