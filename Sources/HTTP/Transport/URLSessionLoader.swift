@@ -128,7 +128,7 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
         inFlight.begin()
         defer { inFlight.end() }
         let transfer = TransferContext(request: request)
-        return await withTaskCancellationHandler {
+        let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 guard transfer.install(continuation) else { return }
                 let task = makeTask(for: urlRequest, transfer: transfer)
@@ -138,6 +138,10 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
         } onCancel: {
             transfer.cancel()
         }
+        #if canImport(FoundationNetworking)
+        delegate.unregister(transfer)
+        #endif
+        return transfer.result(of: outcome)
     }
 
     /// A data task for `transfer`, not yet started.
@@ -151,9 +155,9 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     /// delegate-driven, as the session's delegate sees no data for completion-handler tasks there.
     private func makeTask(for urlRequest: URLRequest, transfer: TransferContext) -> URLSessionDataTask {
         #if canImport(FoundationNetworking)
-        let delegate = self.delegate
+        // This runs on the session's one serial work queue, which every request of the session passes
+        // through: it only hands the outcome over, and the load maps it on its own thread.
         return session.dataTask(with: urlRequest) { data, response, error in
-            delegate.unregister(transfer)
             transfer.finish(response: response, error: error, body: data)
         }
         #else
@@ -171,8 +175,14 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
 /// One request on its way through URLSession: collects the body and completes exactly once, with the
 /// result or as cancelled.
 final class TransferContext: Sendable {
+    /// How a transfer ended, as URLSession reported it; mapped to an ``HTTPResult`` by ``result(of:)``.
+    enum Outcome: @unchecked Sendable {  // Sendable: URLSession's values are not mutated after the handover
+        case finished(response: URLResponse?, body: Data, error: (any Error)?, declinedChallenge: HTTPURLResponse?)
+        case cancelled
+    }
+
     private struct State {
-        var continuation: CheckedContinuation<HTTPResult, Never>?
+        var continuation: CheckedContinuation<Outcome, Never>?
         var task: URLSessionDataTask?
         var body = Data()
         var isFinished = false
@@ -190,13 +200,13 @@ final class TransferContext: Sendable {
     }
 
     /// Stores the continuation; `false` (and the continuation already resumed) if the load was cancelled first.
-    func install(_ continuation: CheckedContinuation<HTTPResult, Never>) -> Bool {
+    func install(_ continuation: CheckedContinuation<Outcome, Never>) -> Bool {
         let cancelled = state.withLock { state -> Bool in
             if state.isFinished { return true }
             state.continuation = continuation
             return false
         }
-        if cancelled { continuation.resume(returning: .failure(HTTPError(.cancelled, request: request))) }
+        if cancelled { continuation.resume(returning: .cancelled) }
         return !cancelled
     }
 
@@ -217,14 +227,14 @@ final class TransferContext: Sendable {
 
     func cancel() {
         let (task, continuation) = state.withLock {
-            state -> (URLSessionDataTask?, CheckedContinuation<HTTPResult, Never>?) in
+            state -> (URLSessionDataTask?, CheckedContinuation<Outcome, Never>?) in
             guard !state.isFinished else { return (nil, nil) }
             state.isFinished = true
             defer { state.continuation = nil }
             return (state.task, state.continuation)
         }
         task?.cancel()
-        continuation?.resume(returning: .failure(HTTPError(.cancelled, request: request)))
+        continuation?.resume(returning: .cancelled)
     }
 
     /// The identifier of the task the session delegate knows this transfer by.
@@ -252,8 +262,10 @@ final class TransferContext: Sendable {
 
     /// Completes the load with what URLSession reported: the body collected from the delegate's callbacks,
     /// or `body` when URLSession hands it over at once (a completion-handler task).
+    ///
+    /// It only hands the outcome over: it is called on URLSession's queue, and the mapping happens in the load.
     func finish(response: URLResponse?, error: (any Error)?, body handedOver: Data? = nil) {
-        let taken = state.withLock { state -> (CheckedContinuation<HTTPResult, Never>, Data, HTTPURLResponse?)? in
+        let taken = state.withLock { state -> (CheckedContinuation<Outcome, Never>, Data, HTTPURLResponse?)? in
             guard !state.isFinished, let continuation = state.continuation else { return nil }
             state.isFinished = true
             state.continuation = nil
@@ -261,20 +273,27 @@ final class TransferContext: Sendable {
             defer { state.body = Data() }
             return (continuation, handedOver ?? state.body, state.declinedChallengeResponse)
         }
-        guard let (continuation, body, declinedChallengeResponse) = taken else { return }
-        let result: HTTPResult
-        if let declinedChallengeResponse, (error as? URLError)?.code == .cancelled {
-            result = .success(HTTPResponse(request: request, urlResponse: declinedChallengeResponse, body: body))
-        } else if let error {
-            result = .failure(HTTPError(request: request, transportError: error))
-        } else if let response = response as? HTTPURLResponse {
-            result = .success(HTTPResponse(request: request, urlResponse: response, body: body))
-        } else {
-            result = .failure(
+        guard let (continuation, body, declinedChallenge) = taken else { return }
+        continuation.resume(
+            returning: .finished(response: response, body: body, error: error, declinedChallenge: declinedChallenge))
+    }
+
+    /// The load's result for `outcome`.
+    func result(of outcome: Outcome) -> HTTPResult {
+        switch outcome {
+        case .cancelled:
+            return .failure(HTTPError(.cancelled, request: request))
+        case .finished(_, let body, let error, let declinedChallenge?) where (error as? URLError)?.code == .cancelled:
+            return .success(HTTPResponse(request: request, urlResponse: declinedChallenge, body: body))
+        case .finished(_, _, let error?, _):
+            return .failure(HTTPError(request: request, transportError: error))
+        case .finished(let response as HTTPURLResponse, let body, nil, _):
+            return .success(HTTPResponse(request: request, urlResponse: response, body: body))
+        case .finished:
+            return .failure(
                 HTTPError(.invalidResponse, request: request, message: "the server's response was not an HTTP response")
             )
         }
-        continuation.resume(returning: result)
     }
 }
 
