@@ -53,6 +53,28 @@ public struct RawURLSessionClient: LoopbackClient {
     }
 }
 
+/// Raw `URLSession.data(for:)` making its `URLRequest` for every call, as code that sends different requests
+/// must: shows what building the request costs URLSession itself, a cost the chain cannot avoid.
+public struct RawURLSessionPerCallClient: LoopbackClient {
+    public let name = "raw URLSession data(for:), URLRequest made per call"
+    private let session: URLSession
+    private let baseURL: URL
+    private let authorization = validBenchmarkCredentials().authorizationHeaderValue
+
+    public init(baseURL: URL) {
+        session = URLSession(configuration: loopbackConfiguration())
+        self.baseURL = baseURL
+    }
+
+    public func fetchPerson() async throws -> Int {
+        var request = URLRequest(url: baseURL.appendingPathComponent(String(personPath.dropFirst())))
+        request.setValue(authorization, forHTTPHeaderField: "Authorization")
+        let (data, response) = try await session.data(for: request)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw LoopbackError.unexpectedResponse }
+        return data.count
+    }
+}
+
 /// The default chain (``makeDefaultChain(terminal:environment:)``) over a `URLSessionLoader`.
 public struct ChainClient: LoopbackClient {
     public let name = "default chain over URLSessionLoader"

@@ -14,15 +14,18 @@ import Foundation
 ///
 /// A second raw client runs beside the first: the ratio of the two is the noise floor of the ratios.
 func measureLoopback(baseURL: URL, rounds: Int, sequentialCount: Int, concurrentCount: Int) async throws -> Section {
+    // `raw` reuses one `URLRequest` for every call; `rawPerCall` makes one per call, as the chain must.
     let raw = 0
     let rawAgain = 1
-    let loaderAlone = 2
-    let chain = 3
-    let openAPI = 4
+    let rawPerCall = 2
+    let loaderAlone = 3
+    let chain = 4
+    let openAPI = 5
     let makeClients: () -> [any LoopbackClient] = {
         [
             RawURLSessionClient(baseURL: baseURL),
             RawURLSessionClient(baseURL: baseURL),
+            RawURLSessionPerCallClient(baseURL: baseURL),
             URLSessionLoaderClient(baseURL: baseURL),
             ChainClient(baseURL: baseURL),
             OpenAPIURLSessionClient(baseURL: baseURL),
@@ -84,6 +87,10 @@ func measureLoopback(baseURL: URL, rounds: Int, sequentialCount: Int, concurrent
             .info(
                 "\(mode.name): raw ÷ raw again (the noise floor of these ratios)",
                 format(ratio(rawAgain, raw), decimals: 3))
+        )
+        section.rows.append(
+            .info(
+                "\(mode.name): raw, URLRequest made per call ÷ raw", format(ratio(rawPerCall, raw), decimals: 3))
         )
         section.rows.append(
             .info("\(mode.name): URLSessionLoader alone ÷ raw URLSession", format(ratio(loaderAlone, raw), decimals: 3))
