@@ -16,6 +16,8 @@ public protocol LoopbackClient: Sendable {
     var name: String { get }
     /// Fetches the person once; returns the number of body bytes received.
     func fetchPerson() async throws -> Int
+    /// Lets the client's session go (its connections and its threads) once the client is no longer used.
+    func close()
 }
 
 /// The URL of the nginx the benchmark script started (`NGINX_URL`, for example `http://127.0.0.1:8123`), or
@@ -46,6 +48,8 @@ public struct RawURLSessionClient: LoopbackClient {
         self.request = request
     }
 
+    public func close() { session.finishTasksAndInvalidate() }
+
     public func fetchPerson() async throws -> Int {
         let (data, response) = try await session.data(for: request)
         guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw LoopbackError.unexpectedResponse }
@@ -66,6 +70,8 @@ public struct RawURLSessionPerCallClient: LoopbackClient {
         self.baseURL = baseURL
     }
 
+    public func close() { session.finishTasksAndInvalidate() }
+
     public func fetchPerson() async throws -> Int {
         var request = URLRequest(url: baseURL.appendingPathComponent(String(personPath.dropFirst())))
         request.setValue(authorization, forHTTPHeaderField: "Authorization")
@@ -79,15 +85,16 @@ public struct RawURLSessionPerCallClient: LoopbackClient {
 public struct ChainClient: LoopbackClient {
     public let name = "default chain over URLSessionLoader"
     private let chain: HTTPLoader
+    private let terminal: URLSessionLoader
     private let request = makeDefaultChainRequest()
 
     public init(baseURL: URL) {
         let environment = ServerEnvironment(baseURL: baseURL)!
-        chain = makeDefaultChain(
-            terminal: URLSessionLoader(configuration: loopbackConfiguration()),
-            environment: environment
-        )
+        terminal = URLSessionLoader(configuration: loopbackConfiguration())
+        chain = makeDefaultChain(terminal: terminal, environment: environment)
     }
+
+    public func close() { terminal.session.finishTasksAndInvalidate() }
 
     public func fetchPerson() async throws -> Int {
         switch await chain.load(request) {
@@ -112,6 +119,8 @@ public struct URLSessionLoaderClient: LoopbackClient {
         self.request = request
     }
 
+    public func close() { loader.session.finishTasksAndInvalidate() }
+
     public func fetchPerson() async throws -> Int {
         switch await loader.load(request) {
         case .success(let response) where response.status == .ok: return response.body.count
@@ -127,9 +136,11 @@ public struct URLSessionLoaderClient: LoopbackClient {
 public struct OpenAPIURLSessionClient: LoopbackClient {
     public let name = "swift-openapi-urlsession + 4 middlewares"
     private let client: OpenAPIClient
+    private let session: URLSession
 
     public init(baseURL: URL) {
         let session = URLSession(configuration: loopbackConfiguration())
+        self.session = session
         client = OpenAPIClient(
             serverURL: baseURL,
             transport: URLSessionTransport(configuration: .init(session: session)),
@@ -142,6 +153,8 @@ public struct OpenAPIURLSessionClient: LoopbackClient {
             collectsBody: true
         )
     }
+
+    public func close() { session.finishTasksAndInvalidate() }
 
     public func fetchPerson() async throws -> Int {
         let (status, count) = try await client.send()

@@ -46,6 +46,7 @@ func measureLoopback(baseURL: URL, rounds: Int, sequentialCount: Int, concurrent
     var connections = empty
     for round in 0..<rounds {
         let clients = makeClients()
+        defer { for client in clients { client.close() } }
         for client in clients {  // warm-up: connections, URLSession's threads, code paths
             _ = try await runLoopback(client, count: round == 0 ? 200 : 50, concurrency: 1)
             _ = try await runLoopback(client, count: round == 0 ? 800 : 200, concurrency: 16)
