@@ -5,12 +5,14 @@ import Foundation
 // FAIL. Run by scripts/bench.sh, which starts nginx and sets NGINX_URL; without NGINX_URL the loopback
 // section is skipped.
 //
-//   BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale]
+//   BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale] [--loopback-rounds N]
 //   BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
 //
 //   --quick    fewer rounds and iterations (a smoke test, not a measurement)
 //   --strict   exit with status 1 when a budget fails
 //   --only     run only the named sections
+//   --loopback-rounds
+//              rounds of the loopback section (31 by default); more rounds, more precise ratios
 //   --spin     only send requests to one in-process subject for SECONDS, for a profiler:
 //              perf record -g .build/release/BudgetReport --spin default 10
 
@@ -19,6 +21,7 @@ struct Options {
     var strict = false
     var sections: Set<String> = ["inprocess", "loopback", "scale"]
     var spin: (subject: InProcessSubject, seconds: Double)?
+    var loopbackRounds: Int?
 
     init(arguments: [String]) {
         var remaining = arguments.dropFirst()
@@ -29,6 +32,9 @@ struct Options {
             case "--only":
                 guard let list = remaining.popFirst() else { Self.usage() }
                 sections = Set(list.split(separator: ",").map { String($0) })
+            case "--loopback-rounds":
+                guard let rounds = remaining.popFirst().flatMap(Int.init), rounds > 0 else { Self.usage() }
+                loopbackRounds = rounds
             case "--spin":
                 guard let name = remaining.popFirst(), let subject = Self.subject(named: name),
                     let seconds = remaining.popFirst().flatMap(Double.init)
@@ -58,7 +64,7 @@ struct Options {
         FileHandle.standardError.write(
             Data(
                 """
-                usage: BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale]
+                usage: BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale] [--loopback-rounds N]
                        BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
 
                 """.utf8
@@ -101,7 +107,7 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
                     baseURL: url,
                     // Many short rounds rather than a few long ones: this machine's speed drifts by ±10% over
                     // seconds, and each ratio is taken within a round.
-                    rounds: options.quick ? 2 : 31,
+                    rounds: options.loopbackRounds ?? (options.quick ? 2 : 31),
                     sequentialCount: options.quick ? 300 : 400,
                     concurrentCount: options.quick ? 1_000 : 1_200
                 )
