@@ -467,17 +467,22 @@ public final class OAuthStateMachine: Sendable {
 /// cancelled, without waiting for `operation` (which is cancelled too). For waits on the user, which a
 /// delegate might not end promptly when cancelled.
 func interruptible<Value: Sendable>(_ operation: @escaping @Sendable () async -> Value) async -> Value? {
-    let waiter = Locked<CheckedContinuation<Value?, Never>?>(nil)
+    // The value is handed over under the lock rather than through the continuation: when `operation` finishes
+    // before this task has suspended, the continuation resumes it without a job switch, a hand-over that
+    // ThreadSanitizer cannot see (it reported the value's fields as racing); the mutex it can.
+    let handover = Locked<(waiter: CheckedContinuation<Void, Never>?, value: Value?)>((nil, nil))
     let worker = Locked<Task<Void, Never>?>(nil)
     let finish: @Sendable (Value?) -> Void = { value in
-        waiter.withLock { waiter in
-            defer { waiter = nil }
+        handover.withLock { handover -> CheckedContinuation<Void, Never>? in
+            guard let waiter = handover.waiter else { return nil }
+            handover.waiter = nil
+            handover.value = value
             return waiter
-        }?.resume(returning: value)
+        }?.resume()
     }
-    return await withTaskCancellationHandler {
-        await withCheckedContinuation { continuation in
-            waiter.withLock { $0 = continuation }
+    await withTaskCancellationHandler {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            handover.withLock { $0.waiter = continuation }
             let task = Task { finish(await operation()) }
             worker.withLock { $0 = task }
             if Task.isCancelled {
@@ -489,4 +494,5 @@ func interruptible<Value: Sendable>(_ operation: @escaping @Sendable () async ->
         worker.value?.cancel()
         finish(nil)
     }
+    return handover.withLock { $0.value }
 }
