@@ -108,18 +108,22 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     }
 
     private struct State {
-        var credentials: OAuthCredentials? {
-            didSet { grant = credentials.map { Grant($0, refreshWindow: refreshWindow) } }
-        }
+        /// The current credentials; set them with ``authorize(with:)`` or ``forgetCredentials()``, which keep
+        /// ``grant`` in step.
+        private(set) var credentials: OAuthCredentials?
         /// The current credentials, ready to send.
         private(set) var grant: Grant?
 
         /// Replaces the current credentials with `credentials`, and returns them ready to send.
+        @discardableResult
         mutating func authorize(with credentials: OAuthCredentials) -> Grant {
             let grant = Grant(credentials, refreshWindow: refreshWindow)
-            self.credentials = credentials
-            self.grant = grant
+            (self.credentials, self.grant) = (credentials, grant)
             return grant
+        }
+
+        mutating func forgetCredentials() {
+            (credentials, grant) = (nil, nil)
         }
 
         /// Whether the current credentials need refreshing at `now`.
@@ -167,7 +171,7 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         self.state = Locked(State(refreshWindow: configuration.refreshWindow))
         super.init()
         state.withLock { state in
-            state.credentials = credentials
+            if let credentials { state.authorize(with: credentials) }
             state.knowsSavedCredentials = credentials != nil
             if case .known(let endpoints) = configuration.endpoints { state.endpoints = endpoints }
             state.delegate.value = delegate
@@ -405,13 +409,13 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
             case .failed(let error, let deletedCredentials):
                 var session: OAuthSessionState?
                 if deletedCredentials {
-                    state.credentials = nil
+                    state.forgetCredentials()
                     state.knowsSavedCredentials = true
                     session = .loggedOut(error)
                 }
                 return (waiters, .failed(.cannotAuthenticate, error.description, error), session)
             case .loggedOut(let problem):
-                state.credentials = nil
+                state.forgetCredentials()
                 return (waiters, .failed(.cannotAuthenticate, "logged out", problem), .loggedOut(problem))
             case .interrupted:
                 return (waiters, .failed(.resetInProgress, "the authorization flow was interrupted", nil), nil)
@@ -433,7 +437,7 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
             defer {
                 state.flow = nil
                 state.waiters = [:]
-                state.credentials = nil
+                state.forgetCredentials()
                 state.knowsSavedCredentials = false
             }
             return (state.flow, state.waiters.valuesInKeyOrder(), state.credentials)
