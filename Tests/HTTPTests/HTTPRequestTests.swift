@@ -162,6 +162,17 @@ private enum Tag: HTTPRequestOption {
         #expect(message(HTTPRequest(host: "example.com", headers: ["X-Tab": "a\tb"])) == nil)
     }
 
+    @Test func problemsNameTheOffendingCharacter() {
+        #expect(message(HTTPRequest(host: "example.com", headers: ["Zo\u{EB}": "1"]))?.contains("U+EB") == true)
+        #expect(message(HTTPRequest(host: "example.com", headers: ["X-A": "ok caf\u{E9}"]))?.contains("U+E9") == true)
+        #expect(message(HTTPRequest(host: "example.com", headers: ["X-A": "ok\u{7F}"]))?.contains("control") == true)
+        #expect(message(HTTPRequest(host: "exa mple.com"))?.contains("' '") == true)
+        #expect(message(HTTPRequest(host: "b\u{FC}cher.example/x"))?.contains("'/'") == true)
+        // International names and the other unreserved characters pass.
+        #expect(message(HTTPRequest(host: "b\u{FC}cher.example")) == nil)
+        #expect(message(HTTPRequest(host: "a_b~c-d.example")) == nil)
+    }
+
     @Test func messagesNameTheRequest() throws {
         let request = HTTPRequest(method: .put, host: "example.com", path: "/a", headers: ["X": "\n"])
         let error = try #require(throws: HTTPError.self) { try request.validate() }

@@ -111,13 +111,6 @@ extension HTTPRequest {
     /// Why `host` cannot be a URL host, or `nil` when it can: a registered name (internationalized names
     /// allowed) or an IP literal such as `127.0.0.1` or `[::1]`.
     static func problem(withHost host: String) -> String? {
-        // The common case at a glance: letters, digits, '-' and '.', or any non-ASCII byte (an international
-        // name, checked no further here, as before).
-        if host.utf8.allSatisfy({ isASCIILetter($0) || isASCIIDigit($0) || $0 == 0x2D || $0 == 0x2E || $0 >= 0x80 }),
-            !host.isEmpty
-        {
-            return nil
-        }
         if host.hasPrefix("[") {
             let literal = host.dropFirst().dropLast()
             guard host.hasSuffix("]"), !literal.isEmpty,
@@ -125,12 +118,9 @@ extension HTTPRequest {
             else { return "is not a valid IPv6 literal" }
             return nil
         }
-        for scalar in host.unicodeScalars {
-            if scalar.isASCII && !(isAlphanumeric(scalar) || "-._~".unicodeScalars.contains(scalar)) {
-                return "contains \(describe(scalar)), which is not allowed in a host name"
-            }
-        }
-        return nil
+        // Non-ASCII bytes belong to an international name, which is not checked further here.
+        guard let bad = host.utf8.firstIndex(where: { $0 < 0x80 && !hostBytes[Int($0)] }) else { return nil }
+        return "contains \(describe(host.unicodeScalars[bad])), which is not allowed in a host name"
     }
 
     private func invalid(_ message: String) -> HTTPError {
@@ -140,31 +130,26 @@ extension HTTPRequest {
     /// Why `name` cannot be a header field name, or `nil` when it can (an RFC 9110 token).
     static func problem(withHeaderName name: String) -> String? {
         if name.isEmpty { return "has an empty name" }
-        if name.utf8.allSatisfy({ tokenBytes[Int($0)] }) { return nil }
-        for scalar in name.unicodeScalars {
-            guard scalar.isASCII, isAlphanumeric(scalar) || "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar) else {
-                return "has a name that is not an HTTP token (it contains \(describe(scalar)))"
-            }
-        }
-        return nil
+        // Every byte before the first bad one is ASCII, so the bad one starts a scalar.
+        guard let bad = name.utf8.firstIndex(where: { !tokenBytes[Int($0)] }) else { return nil }
+        return "has a name that is not an HTTP token (it contains \(describe(name.unicodeScalars[bad])))"
     }
 
     /// Why `value` cannot be a header field value, or `nil` when it can.
     static func problem(withHeaderValue value: String) -> String? {
-        if value.utf8.allSatisfy({ $0 == 0x09 || (0x20...0x7E).contains($0) }) { return nil }
-        for scalar in value.unicodeScalars {
-            switch scalar.value {
-            case 0x0D, 0x0A, 0x00:
-                return "has a value containing \(describe(scalar)), which could inject header fields"
-            case 0x09, 0x20...0x7E:
-                continue
-            case 0x7F, 0x01...0x1F:
-                return "has a value containing the control character \(describe(scalar))"
-            default:
-                return "has a value containing the non-ASCII character \(describe(scalar)); percent-encode it"
-            }
+        // Every byte before the first bad one is ASCII, so the bad one starts a scalar.
+        guard let bad = value.utf8.firstIndex(where: { $0 != 0x09 && !(0x20...0x7E).contains($0) }) else {
+            return nil
         }
-        return nil
+        let scalar = value.unicodeScalars[bad]
+        switch scalar.value {
+        case 0x0D, 0x0A, 0x00:
+            return "has a value containing \(describe(scalar)), which could inject header fields"
+        case 0x7F, 0x01...0x1F:
+            return "has a value containing the control character \(describe(scalar))"
+        default:
+            return "has a value containing the non-ASCII character \(describe(scalar)); percent-encode it"
+        }
     }
 
     private static func isASCIILetter(_ byte: UInt8) -> Bool {
@@ -176,13 +161,16 @@ extension HTTPRequest {
     }
 
     /// Which bytes may appear in an RFC 9110 token (a header field name), indexed by byte.
-    private static let tokenBytes: [Bool] = (0...255).map { byte in
-        let byte = UInt8(byte)
-        return isASCIILetter(byte) || isASCIIDigit(byte) || "!#$%&'*+-.^_`|~".utf8.contains(byte)
-    }
+    private static let tokenBytes = byteTable(alsoAllowing: "!#$%&'*+-.^_`|~")
+    /// Which ASCII bytes may appear in a registered host name (RFC 3986 unreserved), indexed by byte.
+    private static let hostBytes = byteTable(alsoAllowing: "-._~")
 
-    private static func isAlphanumeric(_ scalar: Unicode.Scalar) -> Bool {
-        ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+    /// A table of the 256 bytes: ASCII letters, digits and the bytes of `others` are allowed.
+    private static func byteTable(alsoAllowing others: String) -> [Bool] {
+        (0...255).map { byte in
+            let byte = UInt8(byte)
+            return isASCIILetter(byte) || isASCIIDigit(byte) || others.utf8.contains(byte)
+        }
     }
 
     private static func describe(_ scalar: Unicode.Scalar) -> String {

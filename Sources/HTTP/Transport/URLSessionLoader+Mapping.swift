@@ -19,7 +19,7 @@ extension HTTPRequest {
     public func urlRequest() throws(HTTPError) -> URLRequest {
         let url = try validatedURL()  // built once: URLComponents is not cheap on Linux
         try validateHeaderFields()
-        if scheme != "http" && scheme != "https" && !["http", "https"].contains(scheme.lowercased()) {
+        if !["http", "https"].contains(scheme.lowercased()) {
             throw HTTPError(
                 .invalidRequest,
                 request: self,
