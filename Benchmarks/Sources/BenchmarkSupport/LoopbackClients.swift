@@ -36,48 +36,38 @@ public func loopbackConfiguration() -> URLSessionConfiguration {
 /// Raw `URLSession.data(for:)`: the baseline. It sends the request the chain sends — the same URL and the
 /// same `Authorization` field — so that what the ratios measure is the chain's own cost, not the cost of
 /// the extra field on the wire, in libcurl and in nginx (≈ 1% of a loopback request).
+///
+/// By default it reuses one `URLRequest` for every call. With `requestPerCall` it makes its `URLRequest` for
+/// every call, as code that sends different requests must: that shows what building the request costs
+/// URLSession itself, a cost the chain cannot avoid.
 public struct RawURLSessionClient: LoopbackClient {
-    public let name = "raw URLSession data(for:)"
-    private let session: URLSession
-    private let request: URLRequest
-
-    public init(baseURL: URL) {
-        session = URLSession(configuration: loopbackConfiguration())
-        var request = URLRequest(url: baseURL.appendingPathComponent(String(personPath.dropFirst())))
-        request.setValue(validBenchmarkCredentials().authorizationHeaderValue, forHTTPHeaderField: "Authorization")
-        self.request = request
-    }
-
-    public func close() { session.finishTasksAndInvalidate() }
-
-    public func fetchPerson() async throws -> Int {
-        let (data, response) = try await session.data(for: request)
-        guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw LoopbackError.unexpectedResponse }
-        return data.count
-    }
-}
-
-/// Raw `URLSession.data(for:)` making its `URLRequest` for every call, as code that sends different requests
-/// must: shows what building the request costs URLSession itself, a cost the chain cannot avoid.
-public struct RawURLSessionPerCallClient: LoopbackClient {
-    public let name = "raw URLSession data(for:), URLRequest made per call"
+    public let name: String
     private let session: URLSession
     private let baseURL: URL
     private let authorization = validBenchmarkCredentials().authorizationHeaderValue
+    /// The request every call sends, unless one is made per call.
+    private let reused: URLRequest?
 
-    public init(baseURL: URL) {
+    public init(baseURL: URL, requestPerCall: Bool = false) {
+        name = requestPerCall ? "raw URLSession data(for:), URLRequest made per call" : "raw URLSession data(for:)"
         session = URLSession(configuration: loopbackConfiguration())
         self.baseURL = baseURL
+        reused = requestPerCall ? nil : Self.personRequest(baseURL: baseURL, authorization: authorization)
     }
 
     public func close() { session.finishTasksAndInvalidate() }
 
     public func fetchPerson() async throws -> Int {
-        var request = URLRequest(url: baseURL.appendingPathComponent(String(personPath.dropFirst())))
-        request.setValue(authorization, forHTTPHeaderField: "Authorization")
+        let request = reused ?? Self.personRequest(baseURL: baseURL, authorization: authorization)
         let (data, response) = try await session.data(for: request)
         guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw LoopbackError.unexpectedResponse }
         return data.count
+    }
+
+    private static func personRequest(baseURL: URL, authorization: String) -> URLRequest {
+        var request = URLRequest(url: baseURL.appendingPathComponent(String(personPath.dropFirst())))
+        request.setValue(authorization, forHTTPHeaderField: "Authorization")
+        return request
     }
 }
 

@@ -25,7 +25,7 @@ func measureLoopback(baseURL: URL, rounds: Int, sequentialCount: Int, concurrent
         [
             RawURLSessionClient(baseURL: baseURL),
             RawURLSessionClient(baseURL: baseURL),
-            RawURLSessionPerCallClient(baseURL: baseURL),
+            RawURLSessionClient(baseURL: baseURL, requestPerCall: true),
             URLSessionLoaderClient(baseURL: baseURL),
             ChainClient(baseURL: baseURL),
             OpenAPIURLSessionClient(baseURL: baseURL),
