@@ -7,6 +7,7 @@ import Foundation
 //
 //   BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale] [--loopback-rounds N]
 //   BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
+//   BudgetReport --send raw|raw-per-call|loader|chain|openapi COUNT [CONCURRENCY]
 //
 //   --quick    fewer rounds and iterations (a smoke test, not a measurement)
 //   --strict   exit with status 1 when a budget fails
@@ -15,6 +16,10 @@ import Foundation
 //              rounds of the loopback section (31 by default); more rounds, more precise ratios
 //   --spin     only send requests to one in-process subject for SECONDS, for a profiler:
 //              perf record -g .build/release/BudgetReport --spin default 10
+//   --send     only send COUNT requests to nginx (NGINX_URL) with one loopback client, CONCURRENCY at a
+//              time (1 by default), for a profiler or an instruction counter; the difference between two
+//              counts is the cost of the requests alone:
+//              valgrind --tool=callgrind .build/release/BudgetReport --send chain 1200
 
 struct Options {
     var quick = false
@@ -22,6 +27,7 @@ struct Options {
     var sections: Set<String> = ["inprocess", "loopback", "scale"]
     var spin: (subject: InProcessSubject, seconds: Double)?
     var loopbackRounds: Int?
+    var send: (client: String, count: Int, concurrency: Int)?
 
     init(arguments: [String]) {
         var remaining = arguments.dropFirst()
@@ -40,8 +46,31 @@ struct Options {
                     let seconds = remaining.popFirst().flatMap(Double.init)
                 else { Self.usage() }
                 spin = (subject, seconds)
+            case "--send":
+                guard let name = remaining.popFirst(), Self.loopbackClientNames.contains(name),
+                    let count = remaining.popFirst().flatMap(Int.init), count >= 0
+                else { Self.usage() }
+                var concurrency = 1
+                if let next = remaining.first, let value = Int(next) {
+                    guard value > 0 else { Self.usage() }
+                    concurrency = value
+                    remaining = remaining.dropFirst()
+                }
+                send = (name, count, concurrency)
             default: Self.usage()
             }
+        }
+    }
+
+    static let loopbackClientNames = ["raw", "raw-per-call", "loader", "chain", "openapi"]
+
+    static func loopbackClient(named name: String, baseURL: URL) -> any LoopbackClient {
+        switch name {
+        case "raw": return RawURLSessionClient(baseURL: baseURL)
+        case "raw-per-call": return RawURLSessionClient(baseURL: baseURL, requestPerCall: true)
+        case "loader": return URLSessionLoaderClient(baseURL: baseURL)
+        case "chain": return ChainClient(baseURL: baseURL)
+        default: return OpenAPIURLSessionClient(baseURL: baseURL)
         }
     }
 
@@ -66,6 +95,7 @@ struct Options {
                 """
                 usage: BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale] [--loopback-rounds N]
                        BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
+                       BudgetReport --send raw|raw-per-call|loader|chain|openapi COUNT [CONCURRENCY]
 
                 """.utf8
             )
@@ -130,7 +160,28 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
     return sections
 }
 
+/// Sends `count` requests to nginx with the client named `name` and prints the time and CPU they took.
+nonisolated func send(client name: String, count: Int, concurrency: Int) async throws {
+    guard let url = nginxURL else {
+        progress("--send needs NGINX_URL (the nginx scripts/bench.sh starts, or any serving \(personPath))")
+        exit(2)
+    }
+    let client = Options.loopbackClient(named: name, baseURL: url)
+    defer { client.close() }
+    let run = try await runLoopback(client, count: count, concurrency: concurrency)
+    let perRequest = count == 0 ? 0 : 1 / Double(count) / 1000
+    print(
+        "\(client.name): \(count) requests, \(concurrency) at a time: "
+            + "\(format(run.elapsed.nanoseconds * perRequest, decimals: 1)) µs each, "
+            + "CPU \(format(run.cpu.nanoseconds * perRequest, decimals: 1)) µs each"
+    )
+}
+
 let options = Options(arguments: CommandLine.arguments)
+if let (client, count, concurrency) = options.send {
+    try await send(client: client, count: count, concurrency: concurrency)
+    exit(0)
+}
 if let (subject, seconds) = options.spin {
     await spin(subject, seconds: seconds)
     exit(0)
