@@ -469,7 +469,6 @@ import Android
 
     // MARK: - Helpers
 
-    /// Runs `body` with a new, empty directory, and removes the directory afterwards.
     /// The key, path and reason of an `.insecurePermissions` error; records an issue when it is anything else.
     private func insecurePermissions(
         _ error: CredentialStoreError?,
@@ -483,6 +482,7 @@ import Android
         return (key, path, reason)
     }
 
+    /// Runs `body` with a new, empty directory, and removes the directory afterwards.
     private func withTemporaryDirectory(_ body: (URL) async throws -> Void) async throws {
         let root = FileManager.default.temporaryDirectory
             .appending(path: "CredentialStoreTests-\(UUID().uuidString)", directoryHint: .isDirectory)

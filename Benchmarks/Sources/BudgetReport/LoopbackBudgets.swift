@@ -12,8 +12,15 @@ import Foundation
 /// set of connections happens to be persists for the session's life — with one session per client for the
 /// whole run, two identical raw clients differed by several percent from run to run.
 ///
-/// A second raw client runs beside the first: the ratio of the two is the noise floor of the ratios.
-func measureLoopback(baseURL: URL, rounds: Int, sequentialCount: Int, concurrentCount: Int) async throws -> Section {
+/// Within a round, each client's requests are sent in `slices` slices, the clients taking turns slice by
+/// slice: the machine's speed drifts over a round, and the finer the turns, the more evenly each client
+/// meets the drift.
+///
+/// A second raw client runs beside the first: the ratio of the two is the noise floor of the ratios. Each
+/// ratio is shown with an approximate 95% confidence interval for its median.
+func measureLoopback(
+    baseURL: URL, rounds: Int, slices: Int, sequentialCount: Int, concurrentCount: Int
+) async throws -> Section {
     // `raw` reuses one `URLRequest` for every call; `rawPerCall` makes one per call, as the chain must.
     let raw = 0
     let rawAgain = 1
@@ -52,25 +59,40 @@ func measureLoopback(baseURL: URL, rounds: Int, sequentialCount: Int, concurrent
             _ = try await runLoopback(client, count: round == 0 ? 800 : 200, concurrency: 16)
         }
         for (modeIndex, mode) in modes.enumerated() {
-            for index in clients.indices {
-                let clientIndex = (index + round) % clients.count
-                let acceptedBefore = await nginxAcceptedConnections(baseURL: baseURL)
-                let run = try await runLoopback(clients[clientIndex], count: mode.count, concurrency: mode.concurrency)
-                let acceptedAfter = await nginxAcceptedConnections(baseURL: baseURL)
-                rates[modeIndex][clientIndex].append(Double(mode.count) / (run.elapsed.nanoseconds / 1e9))
-                cpu[modeIndex][clientIndex].append(run.cpu.nanoseconds / 1000 / Double(mode.count))
-                if let acceptedBefore, let acceptedAfter {
-                    // (minus the status request's own connection)
-                    let opened = Double(acceptedAfter - acceptedBefore - 1)
-                    connections[modeIndex][clientIndex].append(opened * 1000 / Double(mode.count))
+            // Per client, summed over the slices: seconds, CPU seconds, connections opened (nil: unknown).
+            var elapsed = [Double](repeating: 0, count: clients.count)
+            var cpuSeconds = elapsed
+            var opened: [Double?] = elapsed
+            let sliceCount = max(1, mode.count / slices)
+            for slice in 0..<slices {
+                for index in clients.indices {
+                    let clientIndex = (index + round + slice) % clients.count
+                    let acceptedBefore = await nginxAcceptedConnections(baseURL: baseURL)
+                    let run = try await runLoopback(
+                        clients[clientIndex], count: sliceCount, concurrency: mode.concurrency)
+                    let acceptedAfter = await nginxAcceptedConnections(baseURL: baseURL)
+                    elapsed[clientIndex] += run.elapsed.nanoseconds / 1e9
+                    cpuSeconds[clientIndex] += run.cpu.nanoseconds / 1e9
+                    if let acceptedBefore, let acceptedAfter, let sum = opened[clientIndex] {
+                        // (minus the status request's own connection)
+                        opened[clientIndex] = sum + Double(acceptedAfter - acceptedBefore - 1)
+                    } else {
+                        opened[clientIndex] = nil
+                    }
                 }
+            }
+            let sent = Double(sliceCount * slices)
+            for clientIndex in clients.indices {
+                rates[modeIndex][clientIndex].append(sent / elapsed[clientIndex])
+                cpu[modeIndex][clientIndex].append(cpuSeconds[clientIndex] * 1e6 / sent)
+                if let opened = opened[clientIndex] { connections[modeIndex][clientIndex].append(opened * 1000 / sent) }
             }
         }
     }
 
     var section = Section(
         title:
-            "Over loopback (nginx, 213-byte JSON; \(rounds) rounds of \(sequentialCount) sequential, \(concurrentCount) at concurrency 16; medians)"
+            "Over loopback (nginx, 213-byte JSON; \(rounds) rounds of \(sequentialCount) sequential, \(concurrentCount) at concurrency 16, in \(slices) turns per client; medians, 95% CIs)"
     )
     for (modeIndex, mode) in modes.enumerated() {
         let rate = rates[modeIndex]
@@ -81,27 +103,36 @@ func measureLoopback(baseURL: URL, rounds: Int, sequentialCount: Int, concurrent
             measured += ", CPU \(format(median(cpu[modeIndex][clientIndex]), decimals: 0)) µs/req"
             section.rows.append(.info("\(mode.name): \(name)", measured))
         }
-        func ratio(_ numerator: Int, _ denominator: Int) -> Double {
-            median(zip(rate[numerator], rate[denominator]).map { $0 / $1 })
+        func ratios(_ numerator: Int, _ denominator: Int) -> [Double] {
+            zip(rate[numerator], rate[denominator]).map { $0 / $1 }
+        }
+        func ratio(_ numerator: Int, _ denominator: Int) -> Double { median(ratios(numerator, denominator)) }
+        /// The median ratio and its confidence interval, as the table shows them.
+        func shown(_ numerator: Int, _ denominator: Int) -> String {
+            let values = ratios(numerator, denominator)
+            let interval = medianConfidenceInterval(values).map {
+                " (\(format($0.low, decimals: 3))–\(format($0.high, decimals: 3)))"
+            }
+            return format(median(values), decimals: 3) + (interval ?? "")
         }
         section.rows.append(
             .info(
                 "\(mode.name): raw ÷ raw again (the noise floor of these ratios)",
-                format(ratio(rawAgain, raw), decimals: 3))
+                shown(rawAgain, raw))
         )
         section.rows.append(
             .info(
-                "\(mode.name): raw, URLRequest made per call ÷ raw", format(ratio(rawPerCall, raw), decimals: 3))
+                "\(mode.name): raw, URLRequest made per call ÷ raw", shown(rawPerCall, raw))
         )
         section.rows.append(
-            .info("\(mode.name): URLSessionLoader alone ÷ raw URLSession", format(ratio(loaderAlone, raw), decimals: 3))
+            .info("\(mode.name): URLSessionLoader alone ÷ raw URLSession", shown(loaderAlone, raw))
         )
         let toRaw = ratio(chain, raw)
         let toOpenAPI = ratio(chain, openAPI)
         section.rows.append(
             .check(
                 "\(mode.name): chain ÷ raw URLSession throughput",
-                format(toRaw, decimals: 3),
+                shown(chain, raw),
                 budget: "≥ 0.95",
                 passes: toRaw >= 0.95
             )
@@ -109,7 +140,7 @@ func measureLoopback(baseURL: URL, rounds: Int, sequentialCount: Int, concurrent
         section.rows.append(
             .check(
                 "\(mode.name): chain ÷ swift-openapi-urlsession throughput",
-                format(toOpenAPI, decimals: 3),
+                shown(chain, openAPI),
                 budget: "> 1",
                 passes: toOpenAPI > 1
             )

@@ -6,6 +6,7 @@ import Foundation
 // section is skipped.
 //
 //   BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale] [--loopback-rounds N]
+//                [--loopback-slices N]
 //   BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
 //   BudgetReport --send raw|raw-per-call|loader|chain|openapi COUNT [CONCURRENCY]
 //
@@ -14,6 +15,8 @@ import Foundation
 //   --only     run only the named sections
 //   --loopback-rounds
 //              rounds of the loopback section (31 by default); more rounds, more precise ratios
+//   --loopback-slices
+//              turns each loopback client takes per round and mode (8 by default)
 //   --spin     only send requests to one in-process subject for SECONDS, for a profiler:
 //              perf record -g .build/release/BudgetReport --spin default 10
 //   --send     only send COUNT requests to nginx (NGINX_URL) with one loopback client, CONCURRENCY at a
@@ -27,6 +30,7 @@ struct Options {
     var sections: Set<String> = ["inprocess", "loopback", "scale"]
     var spin: (subject: InProcessSubject, seconds: Double)?
     var loopbackRounds: Int?
+    var loopbackSlices: Int?
     var send: (client: String, count: Int, concurrency: Int)?
 
     init(arguments: [String]) {
@@ -46,6 +50,9 @@ struct Options {
                     let seconds = remaining.popFirst().flatMap(Double.init)
                 else { Self.usage() }
                 spin = (subject, seconds)
+            case "--loopback-slices":
+                guard let slices = remaining.popFirst().flatMap(Int.init), slices > 0 else { Self.usage() }
+                loopbackSlices = slices
             case "--send":
                 guard let name = remaining.popFirst(), Self.loopbackClientNames.contains(name),
                     let count = remaining.popFirst().flatMap(Int.init), count >= 0
@@ -94,6 +101,7 @@ struct Options {
             Data(
                 """
                 usage: BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale] [--loopback-rounds N]
+                                    [--loopback-slices N]
                        BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
                        BudgetReport --send raw|raw-per-call|loader|chain|openapi COUNT [CONCURRENCY]
 
@@ -138,6 +146,7 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
                     // Many short rounds rather than a few long ones: this machine's speed drifts by ±10% over
                     // seconds, and each ratio is taken within a round.
                     rounds: options.loopbackRounds ?? (options.quick ? 2 : 31),
+                    slices: options.loopbackSlices ?? (options.quick ? 1 : 8),
                     sequentialCount: options.quick ? 300 : 400,
                     concurrentCount: options.quick ? 1_000 : 1_200
                 )
