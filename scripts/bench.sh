@@ -2,7 +2,7 @@
 # The benchmarks, against a real nginx on loopback, ending with the performance budgets of DESIGN.md and
 # whether each one holds.
 #
-#   scripts/bench.sh [--quick] [--strict] [--budgets-only] [--precise] [-- BENCHMARK-PLUGIN-ARGS...]
+#   scripts/bench.sh [--quick] [--strict] [--budgets-only] [--precise] [--breakdown] [-- BENCHMARK-PLUGIN-ARGS...]
 #
 #   1. installs nginx if there is none (Debian's nginx-light, through apt-get, as root or with sudo -n);
 #   2. starts it on a free 127.0.0.1 port with a config of its own in a temporary folder, serving
@@ -22,6 +22,8 @@
 #   --strict        exit with status 1 when a budget fails (by default the table is the result, status 0)
 #   --budgets-only  skip step 4
 #   --precise       three times the loopback rounds (93): ratios about 1.7 times as precise, 6 more minutes
+#   --breakdown     also take apart URLSessionLoader's loopback cost (what a URLRequest made per call costs
+#                   URLSession, the conversion from HTTPRequest, the completion-handler path): 4 more minutes
 #   -- ARGS         passed to `swift package benchmark` (e.g. `-- --target InProcess --format markdown`)
 #
 # Takes about 4 minutes on 2 cores after the first build (which takes 3–4 more). Environment: BENCH_NGINX
@@ -35,6 +37,7 @@ QUICK=""
 STRICT=""
 BUDGETS_ONLY=""
 PRECISE=""
+BREAKDOWN=""
 PLUGIN_ARGS=()
 
 note() { printf 'bench.sh: %s\n' "$*" >&2; }
@@ -47,6 +50,7 @@ while [ $# -gt 0 ]; do
     --strict) STRICT=1 ;;
     --budgets-only) BUDGETS_ONLY=1 ;;
     --precise) PRECISE=1 ;;
+    --breakdown) BREAKDOWN=1 ;;
     --) shift; PLUGIN_ARGS=("$@"); break ;;
     -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
@@ -241,6 +245,7 @@ report_args=()
 [ -z "$QUICK" ] || report_args+=(--quick)
 [ -z "$STRICT" ] || report_args+=(--strict)
 [ -z "$PRECISE" ] || report_args+=(--loopback-rounds 93)
+[ -z "$BREAKDOWN" ] || report_args+=(--breakdown)
 REPORT=$BENCH_DIR/.build/budget-report.txt
 status=0
 "$BENCH_DIR/.build/release/BudgetReport" ${report_args[@]+"${report_args[@]}"} | tee "$REPORT" || status=$?

@@ -37,38 +37,140 @@ public func loopbackConfiguration() -> URLSessionConfiguration {
 /// same `Authorization` field — so that what the ratios measure is the chain's own cost, not the cost of
 /// the extra field on the wire, in libcurl and in nginx (≈ 1% of a loopback request).
 ///
-/// By default it reuses one `URLRequest` for every call. With `requestPerCall` it makes its `URLRequest` for
-/// every call, as code that sends different requests must: that shows what building the request costs
-/// URLSession itself, a cost the chain cannot avoid.
+/// By default it reuses one `URLRequest` for every call. The other ways of making the request (``Request``)
+/// take apart what a request made per call costs URLSession itself, a cost the chain cannot avoid.
 public struct RawURLSessionClient: LoopbackClient {
+    /// How each call gets its `URLRequest`.
+    public enum Request: Sendable {
+        /// One `URLRequest`, made once and sent by every call.
+        case reused
+        /// A new `URLRequest` for every call, its URL made from the base URL each time, as code that sends
+        /// different requests must.
+        case madePerCall
+        /// A new `URLRequest` for every call around one `URL` made once: tells the cost of a new request
+        /// from the cost of a new URL.
+        case madePerCallAroundOneURL
+        /// `HTTPRequest.urlRequest()` for every call, from one `HTTPRequest` (the chain's request after
+        /// `ApplyEnvironment` and `Auth`): the conversion `URLSessionLoader` makes, without the loader.
+        case convertedPerCall
+    }
+
     public let name: String
     private let session: URLSession
+    private let request: Request
     private let baseURL: URL
+    /// The person's URL, made once.
+    private let url: URL
     private let authorization = validBenchmarkCredentials().authorizationHeaderValue
-    /// The request every call sends, unless one is made per call.
-    private let reused: URLRequest?
+    private let reused: URLRequest
+    private let converted: HTTP.HTTPRequest
 
-    public init(baseURL: URL, requestPerCall: Bool = false) {
-        name = requestPerCall ? "raw URLSession data(for:), URLRequest made per call" : "raw URLSession data(for:)"
+    public init(baseURL: URL, request: Request = .reused) {
+        switch request {
+        case .reused: name = "raw URLSession data(for:)"
+        case .madePerCall: name = "raw URLSession data(for:), URLRequest made per call"
+        case .madePerCallAroundOneURL: name = "raw URLSession data(for:), URLRequest made per call, one URL"
+        case .convertedPerCall: name = "raw URLSession data(for:), HTTPRequest.urlRequest() per call"
+        }
         session = URLSession(configuration: loopbackConfiguration())
+        self.request = request
         self.baseURL = baseURL
-        reused = requestPerCall ? nil : Self.personRequest(baseURL: baseURL, authorization: authorization)
+        url = personURL(baseURL: baseURL)
+        reused = Self.personRequest(url: url, authorization: authorization)
+        converted = personHTTPRequest(baseURL: baseURL)
     }
 
     public func close() { session.finishTasksAndInvalidate() }
 
     public func fetchPerson() async throws -> Int {
-        let request = reused ?? Self.personRequest(baseURL: baseURL, authorization: authorization)
-        let (data, response) = try await session.data(for: request)
+        let urlRequest: URLRequest
+        switch request {
+        case .reused: urlRequest = reused
+        case .madePerCall: urlRequest = Self.personRequest(url: personURL(baseURL: baseURL), authorization: authorization)
+        case .madePerCallAroundOneURL: urlRequest = Self.personRequest(url: url, authorization: authorization)
+        case .convertedPerCall: urlRequest = try converted.urlRequest()
+        }
+        let (data, response) = try await session.data(for: urlRequest)
         guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw LoopbackError.unexpectedResponse }
         return data.count
     }
 
-    private static func personRequest(baseURL: URL, authorization: String) -> URLRequest {
-        var request = URLRequest(url: baseURL.appendingPathComponent(String(personPath.dropFirst())))
+    private static func personRequest(url: URL, authorization: String) -> URLRequest {
+        var request = URLRequest(url: url)
         request.setValue(authorization, forHTTPHeaderField: "Authorization")
         return request
     }
+}
+
+/// `URLSession.dataTask(with:completionHandler:)` awaited through a continuation, with one reused
+/// `URLRequest`: the transport path `URLSessionLoader` takes on Linux, without the loader.
+///
+/// With `immediateDelegateQueue`, its session has a delegate (that does nothing) and a delegate queue that
+/// runs each callback at once on the thread that delivers it, as `URLSessionLoader`'s session does; without,
+/// the session has no delegate and URLSession's own `OperationQueue`, which runs each completion handler on
+/// a thread of its own.
+public struct CompletionHandlerClient: LoopbackClient {
+    public let name: String
+    private let session: URLSession
+    private let request: URLRequest
+
+    public init(baseURL: URL, immediateDelegateQueue: Bool) {
+        if immediateDelegateQueue {
+            name = "raw URLSession dataTask + completion handler, immediate delegate queue"
+            session = URLSession(
+                configuration: loopbackConfiguration(), delegate: IdleDelegate(), delegateQueue: ImmediateQueue())
+        } else {
+            name = "raw URLSession dataTask + completion handler, OperationQueue"
+            session = URLSession(configuration: loopbackConfiguration())
+        }
+        var request = URLRequest(url: personURL(baseURL: baseURL))
+        request.setValue(validBenchmarkCredentials().authorizationHeaderValue, forHTTPHeaderField: "Authorization")
+        self.request = request
+    }
+
+    public func close() { session.finishTasksAndInvalidate() }
+
+    public func fetchPerson() async throws -> Int {
+        let session = session
+        let request = request
+        let (data, response) = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<(Data, URLResponse?), any Error>) in
+            let task = session.dataTask(with: request) { data, response, error in
+                if let error {
+                    continuation.resume(throwing: error)
+                } else {
+                    continuation.resume(returning: (data ?? Data(), response))
+                }
+            }
+            task.resume()
+        }
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw LoopbackError.unexpectedResponse }
+        return data.count
+    }
+}
+
+/// A session delegate that implements nothing.
+private final class IdleDelegate: NSObject, URLSessionDataDelegate, Sendable {}
+
+/// A delegate queue that runs each operation at once, on the thread that adds it — the kind
+/// `URLSessionLoader` gives its session on Linux.
+// Safety: it has no state of its own; `OperationQueue` is thread-safe.
+private final class ImmediateQueue: OperationQueue, @unchecked Sendable {
+    override func addOperation(_ operation: Operation) { operation.start() }
+    override func addOperation(_ block: @escaping @Sendable () -> Void) { block() }
+}
+
+/// The URL of the person under `baseURL`.
+func personURL(baseURL: URL) -> URL {
+    baseURL.appendingPathComponent(String(personPath.dropFirst()))
+}
+
+/// The request the chain sends, as `URLSessionLoader` receives it: the person's URL and the OAuth
+/// `Authorization` field.
+func personHTTPRequest(baseURL: URL) -> HTTP.HTTPRequest {
+    var request = HTTP.HTTPRequest(url: personURL(baseURL: baseURL))
+    request.headers["Authorization"] = validBenchmarkCredentials().authorizationHeaderValue
+    return request
 }
 
 /// The default chain (``makeDefaultChain(terminal:environment:)``) over a `URLSessionLoader`.
@@ -104,9 +206,7 @@ public struct URLSessionLoaderClient: LoopbackClient {
 
     public init(baseURL: URL) {
         loader = URLSessionLoader(configuration: loopbackConfiguration())
-        var request = HTTP.HTTPRequest(url: baseURL.appendingPathComponent(String(personPath.dropFirst())))
-        request.headers["Authorization"] = validBenchmarkCredentials().authorizationHeaderValue
-        self.request = request
+        request = personHTTPRequest(baseURL: baseURL)
     }
 
     public func close() { loader.session.finishTasksAndInvalidate() }

@@ -28,67 +28,24 @@ func measureLoopback(
     let loaderAlone = 3
     let chain = 4
     let openAPI = 5
-    let makeClients: () -> [any LoopbackClient] = {
+    let modes = loopbackModes(sequentialCount: sequentialCount, concurrentCount: concurrentCount)
+    let runs = try await interleavedLoopbackRuns(
+        baseURL: baseURL, rounds: rounds, slices: slices, modes: modes, countsConnections: true
+    ) {
         [
             RawURLSessionClient(baseURL: baseURL),
             RawURLSessionClient(baseURL: baseURL),
-            RawURLSessionClient(baseURL: baseURL, requestPerCall: true),
+            RawURLSessionClient(baseURL: baseURL, request: .madePerCall),
             URLSessionLoaderClient(baseURL: baseURL),
             ChainClient(baseURL: baseURL),
             OpenAPIURLSessionClient(baseURL: baseURL),
         ]
     }
-    let names =
-        ["raw URLSession data(for:)", "raw URLSession data(for:), a second client"]
-        + makeClients().dropFirst(2).map(\.name)
-    let modes: [(name: String, concurrency: Int, count: Int)] = [
-        ("sequential", 1, sequentialCount),
-        ("concurrency 16", 16, concurrentCount),
-    ]
-
-    // [mode][client] → one value per round: requests per second, CPU µs per request, new connections per 1k
-    let empty = [[[Double]]](repeating: [[Double]](repeating: [], count: names.count), count: modes.count)
-    var rates = empty
-    var cpu = empty
-    var connections = empty
-    for round in 0..<rounds {
-        let clients = makeClients()
-        defer { for client in clients { client.close() } }
-        for client in clients {  // warm-up: connections, URLSession's threads, code paths
-            _ = try await runLoopback(client, count: round == 0 ? 200 : 50, concurrency: 1)
-            _ = try await runLoopback(client, count: round == 0 ? 800 : 200, concurrency: 16)
-        }
-        for (modeIndex, mode) in modes.enumerated() {
-            // Per client, summed over the slices: seconds, CPU seconds, connections opened (nil: unknown).
-            var elapsed = [Double](repeating: 0, count: clients.count)
-            var cpuSeconds = elapsed
-            var opened: [Double?] = elapsed
-            let sliceCount = max(1, mode.count / slices)
-            for slice in 0..<slices {
-                for index in clients.indices {
-                    let clientIndex = (index + round + slice) % clients.count
-                    let acceptedBefore = await nginxAcceptedConnections(baseURL: baseURL)
-                    let run = try await runLoopback(
-                        clients[clientIndex], count: sliceCount, concurrency: mode.concurrency)
-                    let acceptedAfter = await nginxAcceptedConnections(baseURL: baseURL)
-                    elapsed[clientIndex] += run.elapsed.nanoseconds / 1e9
-                    cpuSeconds[clientIndex] += run.cpu.nanoseconds / 1e9
-                    if let acceptedBefore, let acceptedAfter, let sum = opened[clientIndex] {
-                        // (minus the status request's own connection)
-                        opened[clientIndex] = sum + Double(acceptedAfter - acceptedBefore - 1)
-                    } else {
-                        opened[clientIndex] = nil
-                    }
-                }
-            }
-            let sent = Double(sliceCount * slices)
-            for clientIndex in clients.indices {
-                rates[modeIndex][clientIndex].append(sent / elapsed[clientIndex])
-                cpu[modeIndex][clientIndex].append(cpuSeconds[clientIndex] * 1e6 / sent)
-                if let opened = opened[clientIndex] { connections[modeIndex][clientIndex].append(opened * 1000 / sent) }
-            }
-        }
-    }
+    var names = runs.names
+    names[rawAgain] += ", a second client"
+    let rates = runs.rates
+    let cpu = runs.cpu
+    let connections = runs.connections
 
     var section = Section(
         title:
@@ -96,24 +53,12 @@ func measureLoopback(
     )
     for (modeIndex, mode) in modes.enumerated() {
         let rate = rates[modeIndex]
-        for (clientIndex, name) in names.enumerated() {
-            let requestsPerSecond = median(rate[clientIndex])
-            var measured = "\(format(requestsPerSecond, decimals: 0)) req/s"
-            if mode.concurrency == 1 { measured += ", \(format(1e6 / requestsPerSecond, decimals: 0)) µs/req" }
-            measured += ", CPU \(format(median(cpu[modeIndex][clientIndex]), decimals: 0)) µs/req"
-            section.rows.append(.info("\(mode.name): \(name)", measured))
+        section.rows += clientRows(mode: mode, names: names, rates: rate, cpu: cpu[modeIndex])
+        func ratio(_ numerator: Int, _ denominator: Int) -> Double {
+            median(zip(rate[numerator], rate[denominator]).map { $0 / $1 })
         }
-        func ratios(_ numerator: Int, _ denominator: Int) -> [Double] {
-            zip(rate[numerator], rate[denominator]).map { $0 / $1 }
-        }
-        func ratio(_ numerator: Int, _ denominator: Int) -> Double { median(ratios(numerator, denominator)) }
-        /// The median ratio and its confidence interval, as the table shows them.
         func shown(_ numerator: Int, _ denominator: Int) -> String {
-            let values = ratios(numerator, denominator)
-            let interval = medianConfidenceInterval(values).map {
-                " (\(format($0.low, decimals: 3))–\(format($0.high, decimals: 3)))"
-            }
-            return format(median(values), decimals: 3) + (interval ?? "")
+            shownRatio(rate[numerator], to: rate[denominator])
         }
         section.rows.append(
             .info(
@@ -126,6 +71,10 @@ func measureLoopback(
         )
         section.rows.append(
             .info("\(mode.name): URLSessionLoader alone ÷ raw URLSession", shown(loaderAlone, raw))
+        )
+        // What the chain costs over a raw client that, like the chain, sends a URLRequest of its own each time.
+        section.rows.append(
+            .info("\(mode.name): chain ÷ raw, URLRequest made per call", shown(chain, rawPerCall))
         )
         let toRaw = ratio(chain, raw)
         let toOpenAPI = ratio(chain, openAPI)
@@ -165,6 +114,148 @@ func measureLoopback(
                     "\(format(chainOpened, decimals: 1)) (\(format(rawOpened, decimals: 1)), \(format(openAPIOpened, decimals: 1)))",
                     budget: "≤ 1.2 × raw + 1",
                     passes: chainOpened <= 1.2 * rawOpened + 1
+                )
+            )
+        }
+    }
+    return section
+}
+
+/// A loopback mode: how many requests each client sends in a round, and how many at a time.
+typealias LoopbackMode = (name: String, concurrency: Int, count: Int)
+
+func loopbackModes(sequentialCount: Int, concurrentCount: Int) -> [LoopbackMode] {
+    [("sequential", 1, sequentialCount), ("concurrency 16", 16, concurrentCount)]
+}
+
+/// What ``interleavedLoopbackRuns(baseURL:rounds:slices:modes:countsConnections:makeClients:)`` measured:
+/// for each mode and client, one value per round.
+struct LoopbackRuns {
+    /// The clients' names, in the order `makeClients` makes them.
+    let names: [String]
+    /// [mode][client][round]: requests per second.
+    var rates: [[[Double]]]
+    /// [mode][client][round]: the process's CPU µs per request.
+    var cpu: [[[Double]]]
+    /// [mode][client][round]: new TCP connections nginx accepted per 1k requests (empty without
+    /// `/nginx_status` or when not counted).
+    var connections: [[[Double]]]
+}
+
+/// Runs the loopback clients `makeClients` makes, in `rounds` rounds of interleaved turns (see
+/// ``measureLoopback(baseURL:rounds:slices:sequentialCount:concurrentCount:)``): every round makes them
+/// afresh, warms them up, and for each mode lets them take `slices` turns each, in an order that rotates from
+/// round to round and from turn to turn.
+///
+/// With `countsConnections`, nginx's accepted connections are read before and after every turn, which takes
+/// two status requests per turn (outside the timed part).
+func interleavedLoopbackRuns(
+    baseURL: URL, rounds: Int, slices: Int, modes: [LoopbackMode], countsConnections: Bool,
+    makeClients: () -> [any LoopbackClient]
+) async throws -> LoopbackRuns {
+    let names = makeClients().map { client in
+        defer { client.close() }
+        return client.name
+    }
+    let empty = [[[Double]]](repeating: [[Double]](repeating: [], count: names.count), count: modes.count)
+    var runs = LoopbackRuns(names: names, rates: empty, cpu: empty, connections: empty)
+    for round in 0..<rounds {
+        let clients = makeClients()
+        defer { for client in clients { client.close() } }
+        for client in clients {  // warm-up: connections, URLSession's threads, code paths
+            _ = try await runLoopback(client, count: round == 0 ? 200 : 50, concurrency: 1)
+            _ = try await runLoopback(client, count: round == 0 ? 800 : 200, concurrency: 16)
+        }
+        for (modeIndex, mode) in modes.enumerated() {
+            // Per client, summed over the turns: seconds, CPU seconds, connections opened (nil: unknown).
+            var elapsed = [Double](repeating: 0, count: clients.count)
+            var cpuSeconds = elapsed
+            var opened: [Double?] = elapsed
+            let sliceCount = max(1, mode.count / slices)
+            for slice in 0..<slices {
+                for index in clients.indices {
+                    let clientIndex = (index + round + slice) % clients.count
+                    let acceptedBefore = countsConnections ? await nginxAcceptedConnections(baseURL: baseURL) : nil
+                    let run = try await runLoopback(
+                        clients[clientIndex], count: sliceCount, concurrency: mode.concurrency)
+                    let acceptedAfter = countsConnections ? await nginxAcceptedConnections(baseURL: baseURL) : nil
+                    elapsed[clientIndex] += run.elapsed.nanoseconds / 1e9
+                    cpuSeconds[clientIndex] += run.cpu.nanoseconds / 1e9
+                    if let acceptedBefore, let acceptedAfter, let sum = opened[clientIndex] {
+                        // (minus the status request's own connection)
+                        opened[clientIndex] = sum + Double(acceptedAfter - acceptedBefore - 1)
+                    } else {
+                        opened[clientIndex] = nil
+                    }
+                }
+            }
+            let sent = Double(sliceCount * slices)
+            for clientIndex in clients.indices {
+                runs.rates[modeIndex][clientIndex].append(sent / elapsed[clientIndex])
+                runs.cpu[modeIndex][clientIndex].append(cpuSeconds[clientIndex] * 1e6 / sent)
+                if let opened = opened[clientIndex] {
+                    runs.connections[modeIndex][clientIndex].append(opened * 1000 / sent)
+                }
+            }
+        }
+    }
+    return runs
+}
+
+/// One row per client: its median throughput (and time per request, sequentially) and CPU per request.
+func clientRows(mode: LoopbackMode, names: [String], rates: [[Double]], cpu: [[Double]]) -> [Row] {
+    names.indices.map { clientIndex in
+        let requestsPerSecond = median(rates[clientIndex])
+        var measured = "\(format(requestsPerSecond, decimals: 0)) req/s"
+        if mode.concurrency == 1 { measured += ", \(format(1e6 / requestsPerSecond, decimals: 0)) µs/req" }
+        measured += ", CPU \(format(median(cpu[clientIndex]), decimals: 0)) µs/req"
+        return .info("\(mode.name): \(names[clientIndex])", measured)
+    }
+}
+
+/// The median of the per-round ratios of `numerator` to `denominator`, with its 95% confidence interval.
+func shownRatio(_ numerator: [Double], to denominator: [Double]) -> String {
+    let values = zip(numerator, denominator).map { $0 / $1 }
+    let interval = medianConfidenceInterval(values).map {
+        " (\(format($0.low, decimals: 3))–\(format($0.high, decimals: 3)))"
+    }
+    return format(median(values), decimals: 3) + (interval ?? "")
+}
+
+/// Takes apart what a request over loopback costs `URLSessionLoader` beyond raw `URLSession.data(for:)` with
+/// one reused `URLRequest`: what a new `URLRequest` per call costs, with and without a new URL; what the
+/// conversion from `HTTPRequest` costs; and what the completion-handler path the loader takes on Linux costs,
+/// with the immediate delegate queue the loader gives its session and with URLSession's own queue. No
+/// budget: it tells where the loader's share of the chain's gap goes. Measured like the loopback budgets.
+func measureLoopbackBreakdown(
+    baseURL: URL, rounds: Int, slices: Int, sequentialCount: Int, concurrentCount: Int
+) async throws -> Section {
+    let modes = loopbackModes(sequentialCount: sequentialCount, concurrentCount: concurrentCount)
+    let runs = try await interleavedLoopbackRuns(
+        baseURL: baseURL, rounds: rounds, slices: slices, modes: modes, countsConnections: false
+    ) {
+        [
+            RawURLSessionClient(baseURL: baseURL),
+            RawURLSessionClient(baseURL: baseURL, request: .madePerCall),
+            RawURLSessionClient(baseURL: baseURL, request: .madePerCallAroundOneURL),
+            RawURLSessionClient(baseURL: baseURL, request: .convertedPerCall),
+            CompletionHandlerClient(baseURL: baseURL, immediateDelegateQueue: true),
+            CompletionHandlerClient(baseURL: baseURL, immediateDelegateQueue: false),
+            URLSessionLoaderClient(baseURL: baseURL),
+        ]
+    }
+    var section = Section(
+        title:
+            "Loopback breakdown (\(rounds) rounds of \(sequentialCount) sequential, \(concurrentCount) at concurrency 16, in \(slices) turns per client; each ÷ raw data(for:) reusing one URLRequest; medians, 95% CIs)"
+    )
+    for (modeIndex, mode) in modes.enumerated() {
+        let rates = runs.rates[modeIndex]
+        section.rows += clientRows(mode: mode, names: runs.names, rates: rates, cpu: runs.cpu[modeIndex])
+        for clientIndex in runs.names.indices.dropFirst() {
+            section.rows.append(
+                .info(
+                    "\(mode.name): \(runs.names[clientIndex]) ÷ raw",
+                    shownRatio(rates[clientIndex], to: rates[0])
                 )
             )
         }

@@ -5,14 +5,17 @@ import Foundation
 // FAIL. Run by scripts/bench.sh, which starts nginx and sets NGINX_URL; without NGINX_URL the loopback
 // section is skipped.
 //
-//   BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale] [--loopback-rounds N]
-//                [--loopback-slices N]
+//   BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale,breakdown] [--breakdown]
+//                [--loopback-rounds N] [--loopback-slices N]
 //   BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
 //   BudgetReport --send raw|raw-per-call|loader|chain|openapi COUNT [CONCURRENCY]
 //
 //   --quick    fewer rounds and iterations (a smoke test, not a measurement)
 //   --strict   exit with status 1 when a budget fails
-//   --only     run only the named sections
+//   --only     run only the named sections (breakdown is not run unless named)
+//   --breakdown
+//              also take apart URLSessionLoader's loopback cost (raw URLSession with a URLRequest made per
+//              call, with HTTPRequest.urlRequest(), the completion-handler path): no budgets, 4 more minutes
 //   --loopback-rounds
 //              rounds of the loopback section (31 by default); more rounds, more precise ratios
 //   --loopback-slices
@@ -39,6 +42,7 @@ struct Options {
             switch argument {
             case "--quick": quick = true
             case "--strict": strict = true
+            case "--breakdown": sections.insert("breakdown")
             case "--only":
                 guard let list = remaining.popFirst() else { Self.usage() }
                 sections = Set(list.split(separator: ",").map { String($0) })
@@ -74,7 +78,7 @@ struct Options {
     static func loopbackClient(named name: String, baseURL: URL) -> any LoopbackClient {
         switch name {
         case "raw": return RawURLSessionClient(baseURL: baseURL)
-        case "raw-per-call": return RawURLSessionClient(baseURL: baseURL, requestPerCall: true)
+        case "raw-per-call": return RawURLSessionClient(baseURL: baseURL, request: .madePerCall)
         case "loader": return URLSessionLoaderClient(baseURL: baseURL)
         case "chain": return ChainClient(baseURL: baseURL)
         default: return OpenAPIURLSessionClient(baseURL: baseURL)
@@ -100,8 +104,8 @@ struct Options {
         FileHandle.standardError.write(
             Data(
                 """
-                usage: BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale] [--loopback-rounds N]
-                                    [--loopback-slices N]
+                usage: BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale,breakdown] [--breakdown]
+                                    [--loopback-rounds N] [--loopback-slices N]
                        BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
                        BudgetReport --send raw|raw-per-call|loader|chain|openapi COUNT [CONCURRENCY]
 
@@ -157,6 +161,22 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
                 Row(figure: "loopback budgets", measured: "NGINX_URL is not set", budget: "", verdict: .skipped)
             )
             sections.append(skipped)
+        }
+    }
+    if options.sections.contains("breakdown") {
+        if let url = nginxURL {
+            progress("loopback breakdown…")
+            sections.append(
+                try await measureLoopbackBreakdown(
+                    baseURL: url,
+                    rounds: options.loopbackRounds ?? (options.quick ? 2 : 31),
+                    slices: options.loopbackSlices ?? (options.quick ? 1 : 8),
+                    sequentialCount: options.quick ? 300 : 400,
+                    concurrentCount: options.quick ? 1_000 : 1_200
+                )
+            )
+        } else {
+            progress("loopback breakdown skipped: NGINX_URL is not set")
         }
     }
     if options.sections.contains("scale") {
