@@ -49,7 +49,7 @@ func measureLoopback(
 
     var section = Section(
         title:
-            "Over loopback (nginx, 213-byte JSON; \(rounds) rounds of \(sequentialCount) sequential, \(concurrentCount) at concurrency 16, in \(slices) turns per client; medians, 95% CIs)"
+            "Over loopback (nginx, 213-byte JSON; \(rounds) rounds of \(sequentialCount) sequential, \(concurrentCount) at concurrency 16, in \(slices) turn\(slices == 1 ? "" : "s") per client; medians, 95% CIs)"
     )
     for (modeIndex, mode) in modes.enumerated() {
         let rate = rates[modeIndex]
@@ -246,7 +246,7 @@ func measureLoopbackBreakdown(
     }
     var section = Section(
         title:
-            "Loopback breakdown (\(rounds) rounds of \(sequentialCount) sequential, \(concurrentCount) at concurrency 16, in \(slices) turns per client; each ÷ raw data(for:) reusing one URLRequest; medians, 95% CIs)"
+            "Loopback breakdown (\(rounds) rounds of \(sequentialCount) sequential, \(concurrentCount) at concurrency 16, in \(slices) turn\(slices == 1 ? "" : "s") per client; each ÷ raw data(for:) reusing one URLRequest; medians, 95% CIs)"
     )
     for (modeIndex, mode) in modes.enumerated() {
         let rates = runs.rates[modeIndex]

@@ -8,7 +8,7 @@ import Foundation
 //   BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale,breakdown] [--breakdown]
 //                [--loopback-rounds N] [--loopback-slices N]
 //   BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
-//   BudgetReport --send raw|raw-per-call|loader|chain|openapi COUNT [CONCURRENCY]
+//   BudgetReport --send CLIENT COUNT [CONCURRENCY]
 //
 //   --quick    fewer rounds and iterations (a smoke test, not a measurement)
 //   --strict   exit with status 1 when a budget fails
@@ -23,9 +23,9 @@ import Foundation
 //   --spin     only send requests to one in-process subject for SECONDS, for a profiler:
 //              perf record -g .build/release/BudgetReport --spin default 10
 //   --send     only send COUNT requests to nginx (NGINX_URL) with one loopback client, CONCURRENCY at a
-//              time (1 by default), for a profiler or an instruction counter; the difference between two
-//              counts is the cost of the requests alone:
-//              valgrind --tool=callgrind .build/release/BudgetReport --send chain 1200
+//              time (1 by default), for a profiler: raw, raw-per-call, raw-one-url, raw-converted,
+//              completion-immediate, completion-queue (the breakdown's clients), loader, chain, openapi:
+//              perf record -F 10000 -e cpu-clock -g .build/release/BudgetReport --send chain 25000
 
 struct Options {
     var quick = false
@@ -73,12 +73,19 @@ struct Options {
         }
     }
 
-    static let loopbackClientNames = ["raw", "raw-per-call", "loader", "chain", "openapi"]
+    static let loopbackClientNames = [
+        "raw", "raw-per-call", "raw-one-url", "raw-converted", "completion-immediate", "completion-queue", "loader",
+        "chain", "openapi",
+    ]
 
     static func loopbackClient(named name: String, baseURL: URL) -> any LoopbackClient {
         switch name {
         case "raw": return RawURLSessionClient(baseURL: baseURL)
         case "raw-per-call": return RawURLSessionClient(baseURL: baseURL, request: .madePerCall)
+        case "raw-one-url": return RawURLSessionClient(baseURL: baseURL, request: .madePerCallAroundOneURL)
+        case "raw-converted": return RawURLSessionClient(baseURL: baseURL, request: .convertedPerCall)
+        case "completion-immediate": return CompletionHandlerClient(baseURL: baseURL, immediateDelegateQueue: true)
+        case "completion-queue": return CompletionHandlerClient(baseURL: baseURL, immediateDelegateQueue: false)
         case "loader": return URLSessionLoaderClient(baseURL: baseURL)
         case "chain": return ChainClient(baseURL: baseURL)
         default: return OpenAPIURLSessionClient(baseURL: baseURL)
@@ -107,7 +114,8 @@ struct Options {
                 usage: BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale,breakdown] [--breakdown]
                                     [--loopback-rounds N] [--loopback-slices N]
                        BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
-                       BudgetReport --send raw|raw-per-call|loader|chain|openapi COUNT [CONCURRENCY]
+                       BudgetReport --send CLIENT COUNT [CONCURRENCY]
+                       (CLIENT: \(loopbackClientNames.joined(separator: ", ")))
 
                 """.utf8
             )
