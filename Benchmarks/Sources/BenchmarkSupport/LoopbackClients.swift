@@ -197,6 +197,48 @@ public struct ChainClient: LoopbackClient {
     }
 }
 
+/// One link of the default chain (``DefaultChainLink``) alone in front of a `URLSessionLoader`, sending what
+/// that link receives in the chain: tells each link's share of the chain's cost over loopback, as the
+/// in-process benchmarks do over a canned terminal. Every link's request reaches nginx with the chain's
+/// `Authorization` field: `Auth` sets it; for the other links the request carries it already.
+public struct ChainLinkClient: LoopbackClient {
+    public let name: String
+    private let chain: HTTPLoader
+    private let terminal: URLSessionLoader
+    private let request: HTTP.HTTPRequest
+
+    public init(link: DefaultChainLink, baseURL: URL) {
+        let environment = ServerEnvironment(baseURL: baseURL)!
+        name = "\(link.rawValue) → URLSessionLoader"
+        terminal = URLSessionLoader(configuration: loopbackConfiguration())
+        chain = link.makeLoader(environment: environment) --> terminal
+        var request: HTTP.HTTPRequest
+        switch link {
+        case .applyEnvironment:  // relative, as the chain's request reaches it
+            request = makeDefaultChainRequest()
+            request.headers["Authorization"] = validBenchmarkCredentials().authorizationHeaderValue
+        case .auth:  // absolute, without the field Auth sets
+            request = personHTTPRequest(baseURL: baseURL)
+            request.headers["Authorization"] = nil
+            request.authenticationMethod = .oauth
+        case .retry, .throttle:
+            request = personHTTPRequest(baseURL: baseURL)
+            request.authenticationMethod = .oauth
+        }
+        self.request = request
+    }
+
+    public func close() { terminal.session.finishTasksAndInvalidate() }
+
+    public func fetchPerson() async throws -> Int {
+        switch await chain.load(request) {
+        case .success(let response) where response.status == .ok: return response.body.count
+        case .success: throw LoopbackError.unexpectedResponse
+        case .failure(let error): throw error
+        }
+    }
+}
+
 /// `URLSessionLoader` alone, without the chain, sending the chain's request (with its `Authorization`
 /// field): tells the terminal's cost from the chain's.
 public struct URLSessionLoaderClient: LoopbackClient {

@@ -22,6 +22,22 @@ public func medianConfidenceInterval(_ values: [Double]) -> (low: Double, high: 
     return (sorted[lowRank - 1], sorted[highRank - 1])
 }
 
+/// A small seeded random number generator (SplitMix64), so that a benchmark's random orders are the same
+/// from run to run.
+public struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
 /// The least-squares line through `points`: its slope and intercept.
 public func linearFit(_ points: [(x: Double, y: Double)]) -> (slope: Double, intercept: Double) {
     let n = Double(points.count)

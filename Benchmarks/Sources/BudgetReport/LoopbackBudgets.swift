@@ -7,14 +7,15 @@ import Foundation
 /// `URLSessionLoader` alone is measured too, to tell the terminal's share of a gap from the chain's.
 ///
 /// Every round makes each client afresh (a new session, new connections), warms it up, and runs it once per
-/// mode, in a rotated order; each ratio is the median of the ratios within the rounds, so both sides of a
+/// mode, in a random order; each ratio is the median of the ratios within the rounds, so both sides of a
 /// ratio always ran close together. Fresh clients matter: a session keeps its connections, and how fast a
 /// set of connections happens to be persists for the session's life — with one session per client for the
 /// whole run, two identical raw clients differed by several percent from run to run.
 ///
 /// Within a round, each client's requests are sent in `slices` slices, the clients taking turns slice by
-/// slice: the machine's speed drifts over a round, and the finer the turns, the more evenly each client
-/// meets the drift.
+/// slice, in a new random order each time: the machine's speed drifts over a round, and the finer the turns,
+/// the more evenly each client meets the drift; the random order keeps any client from always following
+/// the same other one.
 ///
 /// A second raw client runs beside the first: the ratio of the two is the noise floor of the ratios. Each
 /// ratio is shown with an approximate 95% confidence interval for its median.
@@ -30,17 +31,16 @@ func measureLoopback(
     let openAPI = 5
     let modes = loopbackModes(sequentialCount: sequentialCount, concurrentCount: concurrentCount)
     let runs = try await interleavedLoopbackRuns(
-        baseURL: baseURL, rounds: rounds, slices: slices, modes: modes, countsConnections: true
-    ) {
-        [
-            RawURLSessionClient(baseURL: baseURL),
-            RawURLSessionClient(baseURL: baseURL),
-            RawURLSessionClient(baseURL: baseURL, request: .madePerCall),
-            URLSessionLoaderClient(baseURL: baseURL),
-            ChainClient(baseURL: baseURL),
-            OpenAPIURLSessionClient(baseURL: baseURL),
+        baseURL: baseURL, rounds: rounds, slices: slices, modes: modes, countsConnections: true,
+        clients: [
+            { RawURLSessionClient(baseURL: baseURL) },
+            { RawURLSessionClient(baseURL: baseURL) },
+            { RawURLSessionClient(baseURL: baseURL, request: .madePerCall) },
+            { URLSessionLoaderClient(baseURL: baseURL) },
+            { ChainClient(baseURL: baseURL) },
+            { OpenAPIURLSessionClient(baseURL: baseURL) },
         ]
-    }
+    )
     var names = runs.names
     names[rawAgain] += ", a second client"
     let rates = runs.rates
@@ -128,10 +128,10 @@ func loopbackModes(sequentialCount: Int, concurrentCount: Int) -> [LoopbackMode]
     [("sequential", 1, sequentialCount), ("concurrency 16", 16, concurrentCount)]
 }
 
-/// What ``interleavedLoopbackRuns(baseURL:rounds:slices:modes:countsConnections:makeClients:)`` measured:
+/// What ``interleavedLoopbackRuns(baseURL:rounds:slices:modes:countsConnections:clients:)`` measured:
 /// for each mode and client, one value per round.
 struct LoopbackRuns {
-    /// The clients' names, in the order `makeClients` makes them.
+    /// The clients' names, in the order of the factories.
     let names: [String]
     /// [mode][client][round]: requests per second.
     var rates: [[[Double]]]
@@ -142,29 +142,35 @@ struct LoopbackRuns {
     var connections: [[[Double]]]
 }
 
-/// Runs the loopback clients `makeClients` makes, in `rounds` rounds of interleaved turns (see
+/// Runs the loopback clients the factories `clients` make, in `rounds` rounds of interleaved turns (see
 /// ``measureLoopback(baseURL:rounds:slices:sequentialCount:concurrentCount:)``): every round makes them
-/// afresh, warms them up, and for each mode lets them take `slices` turns each, in an order that rotates from
-/// round to round and from turn to turn.
+/// afresh, warms them up, and for each mode lets them take `slices` turns each, in a random order drawn anew
+/// for every turn (from a fixed seed, the same in every run).
 ///
 /// With `countsConnections`, nginx's accepted connections are read before and after every turn, which takes
 /// two status requests per turn (outside the timed part).
 func interleavedLoopbackRuns(
     baseURL: URL, rounds: Int, slices: Int, modes: [LoopbackMode], countsConnections: Bool,
-    makeClients: () -> [any LoopbackClient]
+    clients factories: [() -> any LoopbackClient]
 ) async throws -> LoopbackRuns {
-    let names = makeClients().map { client in
+    let names = factories.map { factory in
+        let client = factory()
         defer { client.close() }
         return client.name
     }
     let empty = [[[Double]]](repeating: [[Double]](repeating: [], count: names.count), count: modes.count)
     var runs = LoopbackRuns(names: names, rates: empty, cpu: empty, connections: empty)
+    var order = SeededGenerator(seed: 6)
     for round in 0..<rounds {
-        let clients = makeClients()
+        // Made and warmed up in a random order too: with a fixed order, the raw client made and warmed up
+        // first measured about 1% slower at concurrency 16 than the identical one after it (six runs).
+        var made = [(any LoopbackClient)?](repeating: nil, count: factories.count)
+        for index in factories.indices.shuffled(using: &order) { made[index] = factories[index]() }
+        let clients = made.compactMap { $0 }
         defer { for client in clients { client.close() } }
-        for client in clients {  // warm-up: connections, URLSession's threads, code paths
-            _ = try await runLoopback(client, count: round == 0 ? 200 : 50, concurrency: 1)
-            _ = try await runLoopback(client, count: round == 0 ? 800 : 200, concurrency: 16)
+        for index in clients.indices.shuffled(using: &order) {  // warm-up: connections, threads, code paths
+            _ = try await runLoopback(clients[index], count: round == 0 ? 200 : 50, concurrency: 1)
+            _ = try await runLoopback(clients[index], count: round == 0 ? 800 : 200, concurrency: 16)
         }
         for (modeIndex, mode) in modes.enumerated() {
             // Per client, summed over the turns: seconds, CPU seconds, connections opened (nil: unknown).
@@ -172,9 +178,11 @@ func interleavedLoopbackRuns(
             var cpuSeconds = elapsed
             var opened: [Double?] = elapsed
             let sliceCount = max(1, mode.count / slices)
-            for slice in 0..<slices {
-                for index in clients.indices {
-                    let clientIndex = (index + round + slice) % clients.count
+            for _ in 0..<slices {
+                // A new order every turn: in a fixed cyclic order each client would always follow the same
+                // one, and pay for whatever work that one leaves behind (measured: "raw ÷ raw again" 1.011
+                // and 1.016 with the second raw client always following the first).
+                for clientIndex in clients.indices.shuffled(using: &order) {
                     let acceptedBefore = countsConnections ? await nginxAcceptedConnections(baseURL: baseURL) : nil
                     let run = try await runLoopback(
                         clients[clientIndex], count: sliceCount, concurrency: mode.concurrency)
@@ -225,37 +233,43 @@ func shownRatio(_ numerator: [Double], to denominator: [Double]) -> String {
 /// Takes apart what a request over loopback costs `URLSessionLoader` beyond raw `URLSession.data(for:)` with
 /// one reused `URLRequest`: what a new `URLRequest` per call costs, with and without a new URL; what the
 /// conversion from `HTTPRequest` costs; and what the completion-handler path the loader takes on Linux costs,
-/// with the immediate delegate queue the loader gives its session and with URLSession's own queue. No
-/// budget: it tells where the loader's share of the chain's gap goes. Measured like the loopback budgets.
+/// with the immediate delegate queue the loader gives its session and with URLSession's own queue; then what
+/// each link of the default chain, alone in front of the loader, and the whole chain add to the loader. No
+/// budget: it tells where the chain's gap goes. Measured like the loopback budgets.
 func measureLoopbackBreakdown(
     baseURL: URL, rounds: Int, slices: Int, sequentialCount: Int, concurrentCount: Int
 ) async throws -> Section {
     let modes = loopbackModes(sequentialCount: sequentialCount, concurrentCount: concurrentCount)
     let runs = try await interleavedLoopbackRuns(
-        baseURL: baseURL, rounds: rounds, slices: slices, modes: modes, countsConnections: false
-    ) {
-        [
-            RawURLSessionClient(baseURL: baseURL),
-            RawURLSessionClient(baseURL: baseURL, request: .madePerCall),
-            RawURLSessionClient(baseURL: baseURL, request: .madePerCallAroundOneURL),
-            RawURLSessionClient(baseURL: baseURL, request: .convertedPerCall),
-            CompletionHandlerClient(baseURL: baseURL, immediateDelegateQueue: true),
-            CompletionHandlerClient(baseURL: baseURL, immediateDelegateQueue: false),
-            URLSessionLoaderClient(baseURL: baseURL),
+        baseURL: baseURL, rounds: rounds, slices: slices, modes: modes, countsConnections: false,
+        clients: [
+            { RawURLSessionClient(baseURL: baseURL) },
+            { RawURLSessionClient(baseURL: baseURL, request: .madePerCall) },
+            { RawURLSessionClient(baseURL: baseURL, request: .madePerCallAroundOneURL) },
+            { RawURLSessionClient(baseURL: baseURL, request: .convertedPerCall) },
+            { CompletionHandlerClient(baseURL: baseURL, immediateDelegateQueue: true) },
+            { CompletionHandlerClient(baseURL: baseURL, immediateDelegateQueue: false) },
+            { URLSessionLoaderClient(baseURL: baseURL) },
+        ] + DefaultChainLink.allCases.map { link in { ChainLinkClient(link: link, baseURL: baseURL) } } + [
+            { ChainClient(baseURL: baseURL) }
         ]
-    }
+    )
+    let loaderAlone = 6
     var section = Section(
         title:
-            "Loopback breakdown (\(rounds) rounds of \(sequentialCount) sequential, \(concurrentCount) at concurrency 16, in \(slices) turn\(slices == 1 ? "" : "s") per client; each ÷ raw data(for:) reusing one URLRequest; medians, 95% CIs)"
+            "Loopback breakdown (\(rounds) rounds of \(sequentialCount) sequential, \(concurrentCount) at concurrency 16, in \(slices) turn\(slices == 1 ? "" : "s") per client; medians, 95% CIs)"
     )
     for (modeIndex, mode) in modes.enumerated() {
         let rates = runs.rates[modeIndex]
         section.rows += clientRows(mode: mode, names: runs.names, rates: rates, cpu: runs.cpu[modeIndex])
+        // URLSession's side, against raw data(for:) reusing one URLRequest; the chain's links (and the chain),
+        // against URLSessionLoader alone.
         for clientIndex in runs.names.indices.dropFirst() {
+            let (baseline, baselineName) = clientIndex <= loaderAlone ? (0, "raw") : (loaderAlone, "URLSessionLoader alone")
             section.rows.append(
                 .info(
-                    "\(mode.name): \(runs.names[clientIndex]) ÷ raw",
-                    shownRatio(rates[clientIndex], to: rates[0])
+                    "\(mode.name): \(runs.names[clientIndex]) ÷ \(baselineName)",
+                    shownRatio(rates[clientIndex], to: rates[baseline])
                 )
             )
         }
