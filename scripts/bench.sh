@@ -22,8 +22,9 @@
 #   --strict        exit with status 1 when a budget fails (by default the table is the result, status 0)
 #   --budgets-only  skip step 4
 #   --precise       three times the loopback rounds (93): ratios about 1.7 times as precise, 6 more minutes
-#   --breakdown     also take apart URLSessionLoader's loopback cost (what a URLRequest made per call costs
-#                   URLSession, the conversion from HTTPRequest, the completion-handler path): 4 more minutes
+#   --breakdown     also take the chain's loopback cost apart (what a URLRequest made per call costs
+#                   URLSession, the conversion from HTTPRequest, the completion-handler path, each chain
+#                   link alone): 5 more minutes
 #   -- ARGS         passed to `swift package benchmark` (e.g. `-- --target InProcess --format markdown`)
 #
 # Takes about 4 minutes on 2 cores after the first build (which takes 3–4 more). Environment: BENCH_NGINX

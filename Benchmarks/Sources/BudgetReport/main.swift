@@ -14,8 +14,9 @@ import Foundation
 //   --strict   exit with status 1 when a budget fails
 //   --only     run only the named sections (breakdown is not run unless named)
 //   --breakdown
-//              also take apart URLSessionLoader's loopback cost (raw URLSession with a URLRequest made per
-//              call, with HTTPRequest.urlRequest(), the completion-handler path): no budgets, 4 more minutes
+//              also take the chain's loopback cost apart (raw URLSession with a URLRequest made per call,
+//              with HTTPRequest.urlRequest(), the completion-handler path, each chain link alone): no
+//              budgets, 5 more minutes
 //   --loopback-rounds
 //              rounds of the loopback section (31 by default); more rounds, more precise ratios
 //   --loopback-slices
