@@ -86,7 +86,8 @@ public struct RawURLSessionClient: LoopbackClient {
         let urlRequest: URLRequest
         switch request {
         case .reused: urlRequest = reused
-        case .madePerCall: urlRequest = Self.personRequest(url: personURL(baseURL: baseURL), authorization: authorization)
+        case .madePerCall:
+            urlRequest = Self.personRequest(url: personURL(baseURL: baseURL), authorization: authorization)
         case .madePerCallAroundOneURL: urlRequest = Self.personRequest(url: url, authorization: authorization)
         case .convertedPerCall: urlRequest = try converted.urlRequest()
         }

@@ -265,7 +265,8 @@ func measureLoopbackBreakdown(
         // URLSession's side, against raw data(for:) reusing one URLRequest; the chain's links (and the chain),
         // against URLSessionLoader alone.
         for clientIndex in runs.names.indices.dropFirst() {
-            let (baseline, baselineName) = clientIndex <= loaderAlone ? (0, "raw") : (loaderAlone, "URLSessionLoader alone")
+            let (baseline, baselineName) =
+                clientIndex <= loaderAlone ? (0, "raw") : (loaderAlone, "URLSessionLoader alone")
             section.rows.append(
                 .info(
                     "\(mode.name): \(runs.names[clientIndex]) ÷ \(baselineName)",
