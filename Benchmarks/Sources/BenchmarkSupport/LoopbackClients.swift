@@ -190,11 +190,7 @@ public struct ChainClient: LoopbackClient {
     public func close() { terminal.session.finishTasksAndInvalidate() }
 
     public func fetchPerson() async throws -> Int {
-        switch await chain.load(request) {
-        case .success(let response) where response.status == .ok: return response.body.count
-        case .success: throw LoopbackError.unexpectedResponse
-        case .failure(let error): throw error
-        }
+        try personBodyCount(await chain.load(request))
     }
 }
 
@@ -232,11 +228,7 @@ public struct ChainLinkClient: LoopbackClient {
     public func close() { terminal.session.finishTasksAndInvalidate() }
 
     public func fetchPerson() async throws -> Int {
-        switch await chain.load(request) {
-        case .success(let response) where response.status == .ok: return response.body.count
-        case .success: throw LoopbackError.unexpectedResponse
-        case .failure(let error): throw error
-        }
+        try personBodyCount(await chain.load(request))
     }
 }
 
@@ -255,11 +247,7 @@ public struct URLSessionLoaderClient: LoopbackClient {
     public func close() { loader.session.finishTasksAndInvalidate() }
 
     public func fetchPerson() async throws -> Int {
-        switch await loader.load(request) {
-        case .success(let response) where response.status == .ok: return response.body.count
-        case .success: throw LoopbackError.unexpectedResponse
-        case .failure(let error): throw error
-        }
+        try personBodyCount(await loader.load(request))
     }
 }
 
@@ -293,6 +281,15 @@ public struct OpenAPIURLSessionClient: LoopbackClient {
         let (status, count) = try await client.send()
         guard status == 200 else { throw LoopbackError.unexpectedResponse }
         return count
+    }
+}
+
+/// The body size of a loader's `200` response; throws for any other outcome.
+func personBodyCount(_ result: HTTPResult) throws -> Int {
+    switch result {
+    case .success(let response) where response.status == .ok: return response.body.count
+    case .success: throw LoopbackError.unexpectedResponse
+    case .failure(let error): throw error
     }
 }
 

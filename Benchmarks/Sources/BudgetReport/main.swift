@@ -150,19 +150,19 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
             await measureInProcess(rounds: options.quick ? 3 : 9, iterations: options.quick ? 20_000 : 200_000)
         )
     }
+    // Many short rounds rather than a few long ones: this machine's speed drifts by ±10% over seconds, and
+    // each ratio is taken within a round.
+    let rounds = options.loopbackRounds ?? (options.quick ? 2 : 31)
+    let slices = options.loopbackSlices ?? (options.quick ? 1 : 8)
+    let sequentialCount = options.quick ? 300 : 400
+    let concurrentCount = options.quick ? 1_000 : 1_200
     if options.sections.contains("loopback") {
         if let url = nginxURL {
             progress("over loopback to \(url)…")
             sections.append(
                 try await measureLoopback(
-                    baseURL: url,
-                    // Many short rounds rather than a few long ones: this machine's speed drifts by ±10% over
-                    // seconds, and each ratio is taken within a round.
-                    rounds: options.loopbackRounds ?? (options.quick ? 2 : 31),
-                    slices: options.loopbackSlices ?? (options.quick ? 1 : 8),
-                    sequentialCount: options.quick ? 300 : 400,
-                    concurrentCount: options.quick ? 1_000 : 1_200
-                )
+                    baseURL: url, rounds: rounds, slices: slices, sequentialCount: sequentialCount,
+                    concurrentCount: concurrentCount)
             )
         } else {
             var skipped = Section(title: "Over loopback")
@@ -177,12 +177,8 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
             progress("loopback breakdown…")
             sections.append(
                 try await measureLoopbackBreakdown(
-                    baseURL: url,
-                    rounds: options.loopbackRounds ?? (options.quick ? 2 : 31),
-                    slices: options.loopbackSlices ?? (options.quick ? 1 : 8),
-                    sequentialCount: options.quick ? 300 : 400,
-                    concurrentCount: options.quick ? 1_000 : 1_200
-                )
+                    baseURL: url, rounds: rounds, slices: slices, sequentialCount: sequentialCount,
+                    concurrentCount: concurrentCount)
             )
         } else {
             progress("loopback breakdown skipped: NGINX_URL is not set")
