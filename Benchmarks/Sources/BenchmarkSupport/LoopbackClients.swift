@@ -76,7 +76,7 @@ public struct RawURLSessionClient: LoopbackClient {
         self.request = request
         self.baseURL = baseURL
         url = personURL(baseURL: baseURL)
-        reused = Self.personRequest(url: url, authorization: authorization)
+        reused = personURLRequest(url: url, authorization: authorization)
         converted = personHTTPRequest(baseURL: baseURL)
     }
 
@@ -87,19 +87,13 @@ public struct RawURLSessionClient: LoopbackClient {
         switch request {
         case .reused: urlRequest = reused
         case .madePerCall:
-            urlRequest = Self.personRequest(url: personURL(baseURL: baseURL), authorization: authorization)
-        case .madePerCallAroundOneURL: urlRequest = Self.personRequest(url: url, authorization: authorization)
+            urlRequest = personURLRequest(url: personURL(baseURL: baseURL), authorization: authorization)
+        case .madePerCallAroundOneURL: urlRequest = personURLRequest(url: url, authorization: authorization)
         case .convertedPerCall: urlRequest = try converted.urlRequest()
         }
         let (data, response) = try await session.data(for: urlRequest)
         guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw LoopbackError.unexpectedResponse }
         return data.count
-    }
-
-    private static func personRequest(url: URL, authorization: String) -> URLRequest {
-        var request = URLRequest(url: url)
-        request.setValue(authorization, forHTTPHeaderField: "Authorization")
-        return request
     }
 }
 
@@ -124,9 +118,8 @@ public struct CompletionHandlerClient: LoopbackClient {
             name = "raw URLSession dataTask + completion handler, OperationQueue"
             session = URLSession(configuration: loopbackConfiguration())
         }
-        var request = URLRequest(url: personURL(baseURL: baseURL))
-        request.setValue(validBenchmarkCredentials().authorizationHeaderValue, forHTTPHeaderField: "Authorization")
-        self.request = request
+        request = personURLRequest(
+            url: personURL(baseURL: baseURL), authorization: validBenchmarkCredentials().authorizationHeaderValue)
     }
 
     public func close() { session.finishTasksAndInvalidate() }
@@ -164,6 +157,13 @@ private final class ImmediateQueue: OperationQueue, @unchecked Sendable {
 /// The URL of the person under `baseURL`.
 func personURL(baseURL: URL) -> URL {
     baseURL.appendingPathComponent(String(personPath.dropFirst()))
+}
+
+/// The chain's request as a `URLRequest`: `url` and `authorization` as its `Authorization` field.
+func personURLRequest(url: URL, authorization: String) -> URLRequest {
+    var request = URLRequest(url: url)
+    request.setValue(authorization, forHTTPHeaderField: "Authorization")
+    return request
 }
 
 /// The request the chain sends, as `URLSessionLoader` receives it: the person's URL and the OAuth

@@ -49,13 +49,13 @@ func measureLoopback(
 
     var section = Section(
         title:
-            "Over loopback (nginx, 213-byte JSON; \(rounds) rounds of \(sequentialCount) sequential, \(concurrentCount) at concurrency 16, in \(slices) turn\(slices == 1 ? "" : "s") per client; medians, 95% CIs)"
+            "Over loopback (nginx, 213-byte JSON; \(loopbackRunsDescription(rounds: rounds, slices: slices, modes: modes)))"
     )
     for (modeIndex, mode) in modes.enumerated() {
         let rate = rates[modeIndex]
         section.rows += clientRows(mode: mode, names: names, rates: rate, cpu: cpu[modeIndex])
         func ratio(_ numerator: Int, _ denominator: Int) -> Double {
-            median(zip(rate[numerator], rate[denominator]).map { $0 / $1 })
+            medianRatio(rate[numerator], to: rate[denominator])
         }
         func shown(_ numerator: Int, _ denominator: Int) -> String {
             shownRatio(rate[numerator], to: rate[denominator])
@@ -131,8 +131,8 @@ func loopbackModes(sequentialCount: Int, concurrentCount: Int) -> [LoopbackMode]
 /// What ``interleavedLoopbackRuns(baseURL:rounds:slices:modes:countsConnections:clients:)`` measured:
 /// for each mode and client, one value per round.
 struct LoopbackRuns {
-    /// The clients' names, in the order of the factories.
-    let names: [String]
+    /// The clients' names, in the order of the factories (none when there were no rounds).
+    var names: [String]
     /// [mode][client][round]: requests per second.
     var rates: [[[Double]]]
     /// [mode][client][round]: the process's CPU µs per request.
@@ -153,13 +153,8 @@ func interleavedLoopbackRuns(
     baseURL: URL, rounds: Int, slices: Int, modes: [LoopbackMode], countsConnections: Bool,
     clients factories: [() -> any LoopbackClient]
 ) async throws -> LoopbackRuns {
-    let names = factories.map { factory in
-        let client = factory()
-        defer { client.close() }
-        return client.name
-    }
-    let empty = [[[Double]]](repeating: [[Double]](repeating: [], count: names.count), count: modes.count)
-    var runs = LoopbackRuns(names: names, rates: empty, cpu: empty, connections: empty)
+    let empty = [[[Double]]](repeating: [[Double]](repeating: [], count: factories.count), count: modes.count)
+    var runs = LoopbackRuns(names: [], rates: empty, cpu: empty, connections: empty)
     var order = SeededGenerator(seed: 6)
     for round in 0..<rounds {
         // Made and warmed up in a random order too: with a fixed order, the raw client made and warmed up
@@ -168,6 +163,7 @@ func interleavedLoopbackRuns(
         for index in factories.indices.shuffled(using: &order) { made[index] = factories[index]() }
         let clients = made.compactMap { $0 }
         defer { for client in clients { client.close() } }
+        if round == 0 { runs.names = clients.map(\.name) }
         for index in clients.indices.shuffled(using: &order) {  // warm-up: connections, threads, code paths
             _ = try await runLoopback(clients[index], count: round == 0 ? 200 : 50, concurrency: 1)
             _ = try await runLoopback(clients[index], count: round == 0 ? 800 : 200, concurrency: 16)
@@ -221,13 +217,25 @@ func clientRows(mode: LoopbackMode, names: [String], rates: [[Double]], cpu: [[D
     }
 }
 
-/// The median of the per-round ratios of `numerator` to `denominator`, with its 95% confidence interval.
+/// The median of the per-round ratios of `numerator` to `denominator`.
+func medianRatio(_ numerator: [Double], to denominator: [Double]) -> Double {
+    median(zip(numerator, denominator).map { $0 / $1 })
+}
+
+/// ``medianRatio(_:to:)``, with its 95% confidence interval, as the tables show it.
 func shownRatio(_ numerator: [Double], to denominator: [Double]) -> String {
-    let values = zip(numerator, denominator).map { $0 / $1 }
-    let interval = medianConfidenceInterval(values).map {
+    let interval = medianConfidenceInterval(zip(numerator, denominator).map { $0 / $1 }).map {
         " (\(format($0.low, decimals: 3))–\(format($0.high, decimals: 3)))"
     }
-    return format(median(values), decimals: 3) + (interval ?? "")
+    return format(medianRatio(numerator, to: denominator), decimals: 3) + (interval ?? "")
+}
+
+/// How the loopback runs were made, for a section's title: "31 rounds of 400 sequential, 1200 at
+/// concurrency 16, in 8 turns per client; medians, 95% CIs".
+func loopbackRunsDescription(rounds: Int, slices: Int, modes: [LoopbackMode]) -> String {
+    let counts = modes.map { $0.concurrency == 1 ? "\($0.count) sequential" : "\($0.count) at \($0.name)" }
+    return "\(rounds) rounds of \(counts.joined(separator: ", ")), in \(slices) turn\(slices == 1 ? "" : "s") per "
+        + "client; medians, 95% CIs"
 }
 
 /// Takes apart what a request over loopback costs `URLSessionLoader` beyond raw `URLSession.data(for:)` with
@@ -256,8 +264,7 @@ func measureLoopbackBreakdown(
     )
     let loaderAlone = 6
     var section = Section(
-        title:
-            "Loopback breakdown (\(rounds) rounds of \(sequentialCount) sequential, \(concurrentCount) at concurrency 16, in \(slices) turn\(slices == 1 ? "" : "s") per client; medians, 95% CIs)"
+        title: "Loopback breakdown (\(loopbackRunsDescription(rounds: rounds, slices: slices, modes: modes)))"
     )
     for (modeIndex, mode) in modes.enumerated() {
         let rates = runs.rates[modeIndex]

@@ -59,7 +59,7 @@ struct Options {
                 guard let slices = remaining.popFirst().flatMap(Int.init), slices > 0 else { Self.usage() }
                 loopbackSlices = slices
             case "--send":
-                guard let name = remaining.popFirst(), Self.loopbackClientNames.contains(name),
+                guard let name = remaining.popFirst(), Self.loopbackClient(named: name) != nil,
                     let count = remaining.popFirst().flatMap(Int.init), count >= 0
                 else { Self.usage() }
                 var concurrency = 1
@@ -74,23 +74,21 @@ struct Options {
         }
     }
 
-    static let loopbackClientNames = [
-        "raw", "raw-per-call", "raw-one-url", "raw-converted", "completion-immediate", "completion-queue", "loader",
-        "chain", "openapi",
+    /// The loopback clients `--send` knows, by name: each name once, with what makes its client.
+    static let loopbackClients: KeyValuePairs<String, @Sendable (URL) -> any LoopbackClient> = [
+        "raw": { RawURLSessionClient(baseURL: $0) },
+        "raw-per-call": { RawURLSessionClient(baseURL: $0, request: .madePerCall) },
+        "raw-one-url": { RawURLSessionClient(baseURL: $0, request: .madePerCallAroundOneURL) },
+        "raw-converted": { RawURLSessionClient(baseURL: $0, request: .convertedPerCall) },
+        "completion-immediate": { CompletionHandlerClient(baseURL: $0, immediateDelegateQueue: true) },
+        "completion-queue": { CompletionHandlerClient(baseURL: $0, immediateDelegateQueue: false) },
+        "loader": { URLSessionLoaderClient(baseURL: $0) },
+        "chain": { ChainClient(baseURL: $0) },
+        "openapi": { OpenAPIURLSessionClient(baseURL: $0) },
     ]
 
-    static func loopbackClient(named name: String, baseURL: URL) -> any LoopbackClient {
-        switch name {
-        case "raw": return RawURLSessionClient(baseURL: baseURL)
-        case "raw-per-call": return RawURLSessionClient(baseURL: baseURL, request: .madePerCall)
-        case "raw-one-url": return RawURLSessionClient(baseURL: baseURL, request: .madePerCallAroundOneURL)
-        case "raw-converted": return RawURLSessionClient(baseURL: baseURL, request: .convertedPerCall)
-        case "completion-immediate": return CompletionHandlerClient(baseURL: baseURL, immediateDelegateQueue: true)
-        case "completion-queue": return CompletionHandlerClient(baseURL: baseURL, immediateDelegateQueue: false)
-        case "loader": return URLSessionLoaderClient(baseURL: baseURL)
-        case "chain": return ChainClient(baseURL: baseURL)
-        default: return OpenAPIURLSessionClient(baseURL: baseURL)
-        }
+    static func loopbackClient(named name: String) -> (@Sendable (URL) -> any LoopbackClient)? {
+        loopbackClients.first { $0.key == name }?.value
     }
 
     static func subject(named name: String) -> InProcessSubject? {
@@ -116,7 +114,7 @@ struct Options {
                                     [--loopback-rounds N] [--loopback-slices N]
                        BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
                        BudgetReport --send CLIENT COUNT [CONCURRENCY]
-                       (CLIENT: \(loopbackClientNames.joined(separator: ", ")))
+                       (CLIENT: \(loopbackClients.map(\.key).joined(separator: ", ")))
 
                 """.utf8
             )
@@ -200,7 +198,8 @@ nonisolated func send(client name: String, count: Int, concurrency: Int) async t
         progress("--send needs NGINX_URL (the nginx scripts/bench.sh starts, or any serving \(personPath))")
         exit(2)
     }
-    let client = Options.loopbackClient(named: name, baseURL: url)
+    guard let makeClient = Options.loopbackClient(named: name) else { Options.usage() }
+    let client = makeClient(url)
     defer { client.close() }
     let run = try await runLoopback(client, count: count, concurrency: concurrency)
     let perRequest = count == 0 ? 0 : 1 / Double(count) / 1000
