@@ -233,21 +233,27 @@ public struct ChainLinkClient: LoopbackClient {
 }
 
 /// `URLSessionLoader` alone, without the chain, sending the chain's request (with its `Authorization`
-/// field): tells the terminal's cost from the chain's.
+/// field): tells the terminal's cost from the chain's. With pass-through loaders in front of it, it tells
+/// what the depth of a chain costs over loopback, where the terminal suspends every load.
 public struct URLSessionLoaderClient: LoopbackClient {
-    public let name = "URLSessionLoader alone"
+    public let name: String
     private let loader: URLSessionLoader
+    private let head: HTTPLoader
     private let request: HTTP.HTTPRequest
 
-    public init(baseURL: URL) {
+    public init(baseURL: URL, passThroughLoaders: Int = 0) {
+        name =
+            passThroughLoaders == 0
+            ? "URLSessionLoader alone" : "\(passThroughLoaders) pass-through loaders → URLSessionLoader"
         loader = URLSessionLoader(configuration: loopbackConfiguration())
+        head = makePassThroughChain(count: passThroughLoaders, terminal: loader)
         request = personHTTPRequest(baseURL: baseURL)
     }
 
     public func close() { loader.session.finishTasksAndInvalidate() }
 
     public func fetchPerson() async throws -> Int {
-        try personBodyCount(await loader.load(request))
+        try personBodyCount(await head.load(request))
     }
 }
 

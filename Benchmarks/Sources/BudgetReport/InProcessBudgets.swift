@@ -106,3 +106,56 @@ func measureInProcess(rounds: Int, iterations: Int) async -> Section {
     )
     return section
 }
+
+/// Times single requests to the in-process subjects with cold caches: before each request, a buffer larger
+/// than the machine's caches (64 MB) is written over, so that the request's code and data come from memory.
+///
+/// The hot figures above are for a loop of requests that keeps everything in the caches. Over loopback, the
+/// kernel, libcurl and URLSession run for hundreds of µs between two of a client's requests and evict much of
+/// what the chain touched, so a request there pays some of its cold cost: each distinct function, type
+/// metadata record and object it touches is a fetch from memory. This bounds that cost from above; no budget.
+func measureInProcessCold(requests: Int) async -> Section {
+    var subjects: [(name: String, subject: InProcessSubject)] = [
+        ("terminal (CannedResponse) called directly", .terminal()),
+        ("the default chain adds over the terminal", .defaultChain()),
+    ]
+    for link in DefaultChainLink.allCases {
+        subjects.append(("\(link.rawValue) alone adds over the terminal", .link(link)))
+    }
+    subjects.append(("16 pass-through loaders add over the terminal", .passThroughLoaders(16)))
+    let megabytes = 64
+    var evicted = [UInt8](repeating: 0, count: megabytes << 20)
+    func evictCaches(_ round: Int) {
+        evicted.withUnsafeMutableBufferPointer { buffer in
+            var index = round % 64  // one byte of every 64-byte line
+            while index < buffer.count {
+                buffer[index] &+= 1
+                index += 64
+            }
+        }
+    }
+    for (_, subject) in subjects { _ = await subject.run(iterations: 1_000) }  // warm-up: first-use work
+    var samples = [[Double]](repeating: [], count: subjects.count)
+    let clock = ContinuousClock()
+    for round in 0..<requests {
+        for index in subjects.indices {
+            let turn = (index + round) % subjects.count
+            evictCaches(round)
+            let start = clock.now
+            _ = await subjects[turn].subject.run(iterations: 1)
+            samples[turn].append((clock.now - start).nanoseconds)
+        }
+    }
+    var section = Section(
+        title: "In process, cold caches (one request after \(megabytes) MB written over; medians of \(requests))"
+    )
+    section.rows.append(.info(subjects[0].name, "\(format(median(samples[0]) / 1000, decimals: 1)) µs"))
+    for index in subjects.indices.dropFirst() {
+        // The rounds visit the subjects in a rotated order: pair each sample with the terminal's of its round.
+        let added = zip(samples[index], samples[0]).map { $0 - $1 }
+        section.rows.append(
+            .info(subjects[index].name, "\(format(median(added) / 1000, decimals: 1)) µs")
+        )
+    }
+    return section
+}

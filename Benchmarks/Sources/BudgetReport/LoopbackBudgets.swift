@@ -20,7 +20,7 @@ import Foundation
 /// A second raw client runs beside the first: the ratio of the two is the noise floor of the ratios. Each
 /// ratio is shown with an approximate 95% confidence interval for its median.
 func measureLoopback(
-    baseURL: URL, rounds: Int, slices: Int, sequentialCount: Int, concurrentCount: Int
+    baseURL: URL, rounds: Int, slices: Int, modes: [LoopbackMode]
 ) async throws -> Section {
     // `raw` reuses one `URLRequest` for every call; `rawPerCall` makes one per call, as the chain must.
     let raw = 0
@@ -29,7 +29,6 @@ func measureLoopback(
     let loaderAlone = 3
     let chain = 4
     let openAPI = 5
-    let modes = loopbackModes(sequentialCount: sequentialCount, concurrentCount: concurrentCount)
     let runs = try await interleavedLoopbackRuns(
         baseURL: baseURL, rounds: rounds, slices: slices, modes: modes, countsConnections: true,
         clients: [
@@ -124,8 +123,10 @@ func measureLoopback(
 /// A loopback mode: how many requests each client sends in a round, and how many at a time.
 typealias LoopbackMode = (name: String, concurrency: Int, count: Int)
 
-func loopbackModes(sequentialCount: Int, concurrentCount: Int) -> [LoopbackMode] {
-    [("sequential", 1, sequentialCount), ("concurrency 16", 16, concurrentCount)]
+/// The two loopback modes: 400 requests per client and round sent one at a time, 1,200 sixteen at a time
+/// (300 and 1,000 for a quick run).
+func loopbackModes(quick: Bool) -> [LoopbackMode] {
+    [("sequential", 1, quick ? 300 : 400), ("concurrency 16", 16, quick ? 1_000 : 1_200)]
 }
 
 /// What ``interleavedLoopbackRuns(baseURL:rounds:slices:modes:countsConnections:clients:)`` measured:
@@ -143,7 +144,7 @@ struct LoopbackRuns {
 }
 
 /// Runs the loopback clients the factories `clients` make, in `rounds` rounds of interleaved turns (see
-/// ``measureLoopback(baseURL:rounds:slices:sequentialCount:concurrentCount:)``): every round makes them
+/// ``measureLoopback(baseURL:rounds:slices:modes:)``): every round makes them
 /// afresh, warms them up, and for each mode lets them take `slices` turns each, in a random order drawn anew
 /// for every turn (from a fixed seed, the same in every run).
 ///
@@ -245,9 +246,8 @@ func loopbackRunsDescription(rounds: Int, slices: Int, modes: [LoopbackMode]) ->
 /// each link of the default chain, alone in front of the loader, and the whole chain add to the loader. No
 /// budget: it tells where the chain's gap goes. Measured like the loopback budgets.
 func measureLoopbackBreakdown(
-    baseURL: URL, rounds: Int, slices: Int, sequentialCount: Int, concurrentCount: Int
+    baseURL: URL, rounds: Int, slices: Int, modes: [LoopbackMode]
 ) async throws -> Section {
-    let modes = loopbackModes(sequentialCount: sequentialCount, concurrentCount: concurrentCount)
     let runs = try await interleavedLoopbackRuns(
         baseURL: baseURL, rounds: rounds, slices: slices, modes: modes, countsConnections: false,
         clients: [
@@ -263,21 +263,40 @@ func measureLoopbackBreakdown(
         ]
     )
     let loaderAlone = 6
-    var section = Section(
-        title: "Loopback breakdown (\(loopbackRunsDescription(rounds: rounds, slices: slices, modes: modes)))"
-    )
+    // URLSession's side, against raw data(for:) reusing one URLRequest; the chain's links (and the chain),
+    // against URLSessionLoader alone.
+    return ratioSection(
+        title: "Loopback breakdown (\(loopbackRunsDescription(rounds: rounds, slices: slices, modes: modes)))",
+        runs: runs, modes: modes, baseline: { $0 <= loaderAlone ? 0 : loaderAlone })
+}
+
+/// Measures the loopback clients the factories make against the first of them, like the loopback budgets
+/// (`BudgetReport --compare`): an A/B test of one change.
+func measureLoopbackComparison(
+    baseURL: URL, rounds: Int, slices: Int, modes: [LoopbackMode], clients: [() -> any LoopbackClient]
+) async throws -> Section {
+    let runs = try await interleavedLoopbackRuns(
+        baseURL: baseURL, rounds: rounds, slices: slices, modes: modes, countsConnections: false, clients: clients)
+    return ratioSection(
+        title: "Loopback comparison (\(loopbackRunsDescription(rounds: rounds, slices: slices, modes: modes)))",
+        runs: runs, modes: modes, baseline: { _ in 0 })
+}
+
+/// For each mode, a row per client and a row per ratio of a client (all but the first) to its baseline
+/// client (`baseline` gives its index).
+private func ratioSection(
+    title: String, runs: LoopbackRuns, modes: [LoopbackMode], baseline: (Int) -> Int
+) -> Section {
+    var section = Section(title: title)
     for (modeIndex, mode) in modes.enumerated() {
         let rates = runs.rates[modeIndex]
         section.rows += clientRows(mode: mode, names: runs.names, rates: rates, cpu: runs.cpu[modeIndex])
-        // URLSession's side, against raw data(for:) reusing one URLRequest; the chain's links (and the chain),
-        // against URLSessionLoader alone.
         for clientIndex in runs.names.indices.dropFirst() {
-            let (baseline, baselineName) =
-                clientIndex <= loaderAlone ? (0, "raw") : (loaderAlone, "URLSessionLoader alone")
+            let baselineIndex = baseline(clientIndex)
             section.rows.append(
                 .info(
-                    "\(mode.name): \(runs.names[clientIndex]) ÷ \(baselineName)",
-                    shownRatio(rates[clientIndex], to: rates[baseline])
+                    "\(mode.name): \(runs.names[clientIndex]) ÷ \(runs.names[baselineIndex])",
+                    shownRatio(rates[clientIndex], to: rates[baselineIndex])
                 )
             )
         }

@@ -5,10 +5,11 @@ import Foundation
 // FAIL. Run by scripts/bench.sh, which starts nginx and sets NGINX_URL; without NGINX_URL the loopback
 // section is skipped.
 //
-//   BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale,breakdown] [--breakdown]
+//   BudgetReport [--quick] [--strict] [--only inprocess,cold,loopback,scale,breakdown] [--breakdown]
 //                [--loopback-rounds N] [--loopback-slices N]
 //   BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
 //   BudgetReport --send CLIENT COUNT [CONCURRENCY]
+//   BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-rounds N] [--loopback-slices N]
 //
 //   --quick    fewer rounds and iterations (a smoke test, not a measurement)
 //   --strict   exit with status 1 when a budget fails
@@ -27,15 +28,19 @@ import Foundation
 //              time (1 by default), for a profiler: raw, raw-per-call, raw-one-url, raw-converted,
 //              completion-immediate, completion-queue (the breakdown's clients), loader, chain, openapi:
 //              perf record -F 10000 -e cpu-clock -g .build/release/BudgetReport --send chain 25000
+//   --compare  only measure the named loopback clients against the first of them, the way the loopback
+//              budgets are measured (rounds of interleaved turns, medians of ratios, 95% CIs): an A/B test
+//              of one change, e.g. --compare loader,chain (about 1 minute per client for 31 rounds)
 
 struct Options {
     var quick = false
     var strict = false
-    var sections: Set<String> = ["inprocess", "loopback", "scale"]
+    var sections: Set<String> = ["inprocess", "cold", "loopback", "scale"]
     var spin: (subject: InProcessSubject, seconds: Double)?
     var loopbackRounds: Int?
     var loopbackSlices: Int?
     var send: (client: String, count: Int, concurrency: Int)?
+    var compare: [String]?
 
     init(arguments: [String]) {
         var remaining = arguments.dropFirst()
@@ -69,12 +74,27 @@ struct Options {
                     remaining = remaining.dropFirst()
                 }
                 send = (name, count, concurrency)
+            case "--compare":
+                guard let list = remaining.popFirst() else { Self.usage() }
+                let names = list.split(separator: ",").map(String.init)
+                guard names.count >= 2, names.allSatisfy({ Self.loopbackClient(named: $0) != nil }) else {
+                    Self.usage()
+                }
+                compare = names
             default: Self.usage()
             }
         }
     }
 
-    /// The loopback clients `--send` knows, by name: each name once, with what makes its client.
+    /// The rounds of a loopback measurement. Many short rounds rather than a few long ones: this machine's
+    /// speed drifts by ±10% over seconds, and each ratio is taken within a round.
+    var rounds: Int { loopbackRounds ?? (quick ? 2 : 31) }
+
+    /// The turns each loopback client takes per round and mode.
+    var slices: Int { loopbackSlices ?? (quick ? 1 : 8) }
+
+    /// The loopback clients `--send` and `--compare` know, by name: each name once, with what makes its
+    /// client.
     static let loopbackClients: KeyValuePairs<String, @Sendable (URL) -> any LoopbackClient> = [
         "raw": { RawURLSessionClient(baseURL: $0) },
         "raw-per-call": { RawURLSessionClient(baseURL: $0, request: .madePerCall) },
@@ -83,6 +103,12 @@ struct Options {
         "completion-immediate": { CompletionHandlerClient(baseURL: $0, immediateDelegateQueue: true) },
         "completion-queue": { CompletionHandlerClient(baseURL: $0, immediateDelegateQueue: false) },
         "loader": { URLSessionLoaderClient(baseURL: $0) },
+        "loaders-4": { URLSessionLoaderClient(baseURL: $0, passThroughLoaders: 4) },
+        "loaders-16": { URLSessionLoaderClient(baseURL: $0, passThroughLoaders: 16) },
+        "link-applyenvironment": { ChainLinkClient(link: .applyEnvironment, baseURL: $0) },
+        "link-auth": { ChainLinkClient(link: .auth, baseURL: $0) },
+        "link-retry": { ChainLinkClient(link: .retry, baseURL: $0) },
+        "link-throttle": { ChainLinkClient(link: .throttle, baseURL: $0) },
         "chain": { ChainClient(baseURL: $0) },
         "openapi": { OpenAPIURLSessionClient(baseURL: $0) },
     ]
@@ -110,10 +136,11 @@ struct Options {
         FileHandle.standardError.write(
             Data(
                 """
-                usage: BudgetReport [--quick] [--strict] [--only inprocess,loopback,scale,breakdown] [--breakdown]
+                usage: BudgetReport [--quick] [--strict] [--only inprocess,cold,loopback,scale,breakdown] [--breakdown]
                                     [--loopback-rounds N] [--loopback-slices N]
                        BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
                        BudgetReport --send CLIENT COUNT [CONCURRENCY]
+                       BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-rounds N] [--loopback-slices N]
                        (CLIENT: \(loopbackClients.map(\.key).joined(separator: ", ")))
 
                 """.utf8
@@ -148,19 +175,17 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
             await measureInProcess(rounds: options.quick ? 3 : 9, iterations: options.quick ? 20_000 : 200_000)
         )
     }
-    // Many short rounds rather than a few long ones: this machine's speed drifts by ±10% over seconds, and
-    // each ratio is taken within a round.
-    let rounds = options.loopbackRounds ?? (options.quick ? 2 : 31)
-    let slices = options.loopbackSlices ?? (options.quick ? 1 : 8)
-    let sequentialCount = options.quick ? 300 : 400
-    let concurrentCount = options.quick ? 1_000 : 1_200
+    let (rounds, slices, modes) = (options.rounds, options.slices, loopbackModes(quick: options.quick))
+    if options.sections.contains("cold") {
+        progress("in process, cold caches…")
+        sections.append(await measureInProcessCold(requests: options.quick ? 20 : 301))
+    }
     if options.sections.contains("loopback") {
         if let url = nginxURL {
             progress("over loopback to \(url)…")
             sections.append(
                 try await measureLoopback(
-                    baseURL: url, rounds: rounds, slices: slices, sequentialCount: sequentialCount,
-                    concurrentCount: concurrentCount)
+baseURL: url, rounds: rounds, slices: slices, modes: modes)
             )
         } else {
             var skipped = Section(title: "Over loopback")
@@ -175,8 +200,7 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
             progress("loopback breakdown…")
             sections.append(
                 try await measureLoopbackBreakdown(
-                    baseURL: url, rounds: rounds, slices: slices, sequentialCount: sequentialCount,
-                    concurrentCount: concurrentCount)
+baseURL: url, rounds: rounds, slices: slices, modes: modes)
             )
         } else {
             progress("loopback breakdown skipped: NGINX_URL is not set")
@@ -210,9 +234,27 @@ nonisolated func send(client name: String, count: Int, concurrency: Int) async t
     )
 }
 
+/// Measures the loopback clients named `names` against the first of them and prints the table.
+nonisolated func compare(_ names: [String], options: Options) async throws {
+    guard let url = nginxURL else {
+        progress("--compare needs NGINX_URL (the nginx scripts/bench.sh starts, or any serving \(personPath))")
+        exit(2)
+    }
+    let makers = names.compactMap(Options.loopbackClient(named:))
+    progress("comparing \(names.joined(separator: ", ")) over loopback to \(url)…")
+    let section = try await measureLoopbackComparison(
+        baseURL: url, rounds: options.rounds, slices: options.slices, modes: loopbackModes(quick: options.quick),
+        clients: makers.map { make in { make(url) } })
+    print(render([section]))
+}
+
 let options = Options(arguments: CommandLine.arguments)
 if let (client, count, concurrency) = options.send {
     try await send(client: client, count: count, concurrency: concurrency)
+    exit(0)
+}
+if let names = options.compare {
+    try await compare(names, options: options)
     exit(0)
 }
 if let (subject, seconds) = options.spin {
