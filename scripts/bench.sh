@@ -14,8 +14,8 @@
 #      swift-openapi-runtime's middleware fold), Loopback (raw URLSession, URLSessionLoader alone, the chain
 #      over it, swift-openapi-urlsession) and Parking (1k/10k/100k requests parked in a Throttle);
 #   5. runs BudgetReport, which measures each budgeted figure directly (interleaved rounds, medians) and
-#      prints it with its budget and PASS or FAIL; the table is also saved to
-#      Benchmarks/.build/budget-report.txt.
+#      prints it with its budget and PASS or FAIL, and what the chain costs with cold caches (no budget);
+#      the table is also saved to Benchmarks/.build/budget-report.txt.
 #
 # Options:
 #   --quick         fewer rounds and iterations everywhere: checks that everything runs, measures nothing
