@@ -185,7 +185,7 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
             progress("over loopback to \(url)…")
             sections.append(
                 try await measureLoopback(
-baseURL: url, rounds: rounds, slices: slices, modes: modes)
+                    baseURL: url, rounds: rounds, slices: slices, modes: modes)
             )
         } else {
             var skipped = Section(title: "Over loopback")
@@ -200,7 +200,7 @@ baseURL: url, rounds: rounds, slices: slices, modes: modes)
             progress("loopback breakdown…")
             sections.append(
                 try await measureLoopbackBreakdown(
-baseURL: url, rounds: rounds, slices: slices, modes: modes)
+                    baseURL: url, rounds: rounds, slices: slices, modes: modes)
             )
         } else {
             progress("loopback breakdown skipped: NGINX_URL is not set")
