@@ -265,7 +265,11 @@ let sections = try await report(options)
 print(render(sections))
 let failures = sections.flatMap(\.rows).filter { $0.verdict == .fail }
 let checks = sections.flatMap(\.rows).filter { $0.verdict == .pass || $0.verdict == .fail }
-print(
-    "\n\(checks.count - failures.count) of \(checks.count) budgets PASS"
-        + (failures.isEmpty ? "" : ", \(failures.count) FAIL"))
+if checks.isEmpty {
+    print("\nno budgets in the sections run")
+} else {
+    print(
+        "\n\(checks.count - failures.count) of \(checks.count) budgets PASS"
+            + (failures.isEmpty ? "" : ", \(failures.count) FAIL"))
+}
 if options.strict && !failures.isEmpty { exit(1) }
