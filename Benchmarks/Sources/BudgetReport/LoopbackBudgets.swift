@@ -20,7 +20,7 @@ import Foundation
 /// A second raw client runs beside the first: the ratio of the two is the noise floor of the ratios. Each
 /// ratio is shown with an approximate 95% confidence interval for its median.
 func measureLoopback(
-    baseURL: URL, rounds: Int, slices: Int, modes: [LoopbackMode]
+    baseURL: URL, plan: LoopbackPlan
 ) async throws -> Section {
     // `raw` reuses one `URLRequest` for every call; `rawPerCall` makes one per call, as the chain must.
     let raw = 0
@@ -30,7 +30,7 @@ func measureLoopback(
     let chain = 4
     let openAPI = 5
     let runs = try await interleavedLoopbackRuns(
-        baseURL: baseURL, rounds: rounds, slices: slices, modes: modes, countsConnections: true,
+        baseURL: baseURL, plan: plan, countsConnections: true,
         clients: [
             { RawURLSessionClient(baseURL: baseURL) },
             { RawURLSessionClient(baseURL: baseURL) },
@@ -48,9 +48,9 @@ func measureLoopback(
 
     var section = Section(
         title:
-            "Over loopback (nginx, 213-byte JSON; \(loopbackRunsDescription(rounds: rounds, slices: slices, modes: modes)))"
+            "Over loopback (nginx, 213-byte JSON; \(plan.description))"
     )
-    for (modeIndex, mode) in modes.enumerated() {
+    for (modeIndex, mode) in plan.modes.enumerated() {
         let rate = rates[modeIndex]
         section.rows += clientRows(mode: mode, names: names, rates: rate, cpu: cpu[modeIndex])
         func ratio(_ numerator: Int, _ denominator: Int) -> Double {
@@ -129,7 +129,7 @@ func loopbackModes(quick: Bool) -> [LoopbackMode] {
     [("sequential", 1, quick ? 300 : 400), ("concurrency 16", 16, quick ? 1_000 : 1_200)]
 }
 
-/// What ``interleavedLoopbackRuns(baseURL:rounds:slices:modes:countsConnections:clients:)`` measured:
+/// What ``interleavedLoopbackRuns(baseURL:plan:countsConnections:clients:)`` measured:
 /// for each mode and client, one value per round.
 struct LoopbackRuns {
     /// The clients' names, in the order of the factories (none when there were no rounds).
@@ -143,21 +143,22 @@ struct LoopbackRuns {
     var connections: [[[Double]]]
 }
 
-/// Runs the loopback clients the factories `clients` make, in `rounds` rounds of interleaved turns (see
-/// ``measureLoopback(baseURL:rounds:slices:modes:)``): every round makes them
-/// afresh, warms them up, and for each mode lets them take `slices` turns each, in a random order drawn anew
+/// Runs the loopback clients the factories `clients` make, in `plan.rounds` rounds of interleaved turns (see
+/// ``measureLoopback(baseURL:plan:)``): every round makes them
+/// afresh, warms them up, and for each mode lets them take `plan.slices` turns each, in a random order drawn anew
 /// for every turn (from a fixed seed, the same in every run).
 ///
 /// With `countsConnections`, nginx's accepted connections are read before and after every turn, which takes
 /// two status requests per turn (outside the timed part).
 func interleavedLoopbackRuns(
-    baseURL: URL, rounds: Int, slices: Int, modes: [LoopbackMode], countsConnections: Bool,
+    baseURL: URL, plan: LoopbackPlan, countsConnections: Bool,
     clients factories: [() -> any LoopbackClient]
 ) async throws -> LoopbackRuns {
+    let modes = plan.modes
     let empty = [[[Double]]](repeating: [[Double]](repeating: [], count: factories.count), count: modes.count)
     var runs = LoopbackRuns(names: [], rates: empty, cpu: empty, connections: empty)
-    var order = SeededGenerator(seed: 6)
-    for round in 0..<rounds {
+    var order = SeededGenerator(seed: plan.seed)
+    for round in 0..<plan.rounds {
         // Made and warmed up in a random order too: with a fixed order, the raw client made and warmed up
         // first measured about 1% slower at concurrency 16 than the identical one after it (six runs).
         var made = [(any LoopbackClient)?](repeating: nil, count: factories.count)
@@ -174,8 +175,8 @@ func interleavedLoopbackRuns(
             var elapsed = [Double](repeating: 0, count: clients.count)
             var cpuSeconds = elapsed
             var opened: [Double?] = elapsed
-            let sliceCount = max(1, mode.count / slices)
-            for _ in 0..<slices {
+            let sliceCount = max(1, mode.count / plan.slices)
+            for _ in 0..<plan.slices {
                 // A new order every turn: in a fixed cyclic order each client would always follow the same
                 // one, and pay for whatever work that one leaves behind (measured: "raw ÷ raw again" 1.011
                 // and 1.016 with the second raw client always following the first).
@@ -194,7 +195,7 @@ func interleavedLoopbackRuns(
                     }
                 }
             }
-            let sent = Double(sliceCount * slices)
+            let sent = Double(sliceCount * plan.slices)
             for clientIndex in clients.indices {
                 runs.rates[modeIndex][clientIndex].append(sent / elapsed[clientIndex])
                 runs.cpu[modeIndex][clientIndex].append(cpuSeconds[clientIndex] * 1e6 / sent)
@@ -231,12 +232,25 @@ func shownRatio(_ numerator: [Double], to denominator: [Double]) -> String {
     return format(medianRatio(numerator, to: denominator), decimals: 3) + (interval ?? "")
 }
 
-/// How the loopback runs were made, for a section's title: "31 rounds of 400 sequential, 1200 at
-/// concurrency 16, in 8 turns per client; medians, 95% CIs".
-func loopbackRunsDescription(rounds: Int, slices: Int, modes: [LoopbackMode]) -> String {
-    let counts = modes.map { $0.concurrency == 1 ? "\($0.count) sequential" : "\($0.count) at \($0.name)" }
-    return "\(rounds) rounds of \(counts.joined(separator: ", ")), in \(slices) turn\(slices == 1 ? "" : "s") per "
-        + "client; medians, 95% CIs"
+/// How a loopback measurement runs: its rounds, the turns each client takes per round and mode, the modes,
+/// and the seed of its random orders.
+struct LoopbackPlan {
+    var rounds: Int
+    var slices: Int
+    var modes: [LoopbackMode]
+    /// The same seed gives every run the same orders; another seed, other orders.
+    var seed: UInt64
+
+    /// For a section's title: "31 rounds of 400 sequential, 1200 at concurrency 16, in 8 turns per client;
+    /// medians, 95% CIs".
+    var description: String {
+        let counts = modes.map { $0.concurrency == 1 ? "\($0.count) sequential" : "\($0.count) at \($0.name)" }
+        return "\(rounds) rounds of \(counts.joined(separator: ", ")), in \(slices) turn\(slices == 1 ? "" : "s") per "
+            + "client\(seed == LoopbackPlan.defaultSeed ? "" : ", seed \(seed)"); medians, 95% CIs"
+    }
+
+    /// The seed of the orders unless `--seed` sets another.
+    static let defaultSeed: UInt64 = 6
 }
 
 /// Takes apart what a request over loopback costs `URLSessionLoader` beyond raw `URLSession.data(for:)` with
@@ -246,10 +260,10 @@ func loopbackRunsDescription(rounds: Int, slices: Int, modes: [LoopbackMode]) ->
 /// each link of the default chain, alone in front of the loader, and the whole chain add to the loader. No
 /// budget: it tells where the chain's gap goes. Measured like the loopback budgets.
 func measureLoopbackBreakdown(
-    baseURL: URL, rounds: Int, slices: Int, modes: [LoopbackMode]
+    baseURL: URL, plan: LoopbackPlan
 ) async throws -> Section {
     let runs = try await interleavedLoopbackRuns(
-        baseURL: baseURL, rounds: rounds, slices: slices, modes: modes, countsConnections: false,
+        baseURL: baseURL, plan: plan, countsConnections: false,
         clients: [
             { RawURLSessionClient(baseURL: baseURL) },
             { RawURLSessionClient(baseURL: baseURL, request: .madePerCall) },
@@ -266,20 +280,19 @@ func measureLoopbackBreakdown(
     // URLSession's side, against raw data(for:) reusing one URLRequest; the chain's links (and the chain),
     // against URLSessionLoader alone.
     return ratioSection(
-        title: "Loopback breakdown (\(loopbackRunsDescription(rounds: rounds, slices: slices, modes: modes)))",
-        runs: runs, modes: modes, baseline: { $0 <= loaderAlone ? 0 : loaderAlone })
+        title: "Loopback breakdown (\(plan.description))", runs: runs, modes: plan.modes,
+        baseline: { $0 <= loaderAlone ? 0 : loaderAlone })
 }
 
 /// Measures the loopback clients the factories make against the first of them, like the loopback budgets
 /// (`BudgetReport --compare`): an A/B test of one change.
 func measureLoopbackComparison(
-    baseURL: URL, rounds: Int, slices: Int, modes: [LoopbackMode], clients: [() -> any LoopbackClient]
+    baseURL: URL, plan: LoopbackPlan, clients: [() -> any LoopbackClient]
 ) async throws -> Section {
     let runs = try await interleavedLoopbackRuns(
-        baseURL: baseURL, rounds: rounds, slices: slices, modes: modes, countsConnections: false, clients: clients)
+        baseURL: baseURL, plan: plan, countsConnections: false, clients: clients)
     return ratioSection(
-        title: "Loopback comparison (\(loopbackRunsDescription(rounds: rounds, slices: slices, modes: modes)))",
-        runs: runs, modes: modes, baseline: { _ in 0 })
+        title: "Loopback comparison (\(plan.description))", runs: runs, modes: plan.modes, baseline: { _ in 0 })
 }
 
 /// For each mode, a row per client and a row per ratio of a client (all but the first) to its baseline

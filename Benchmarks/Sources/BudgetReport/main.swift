@@ -6,10 +6,10 @@ import Foundation
 // section is skipped.
 //
 //   BudgetReport [--quick] [--strict] [--only inprocess,cold,loopback,scale,breakdown] [--breakdown]
-//                [--loopback-rounds N] [--loopback-slices N]
+//                [--loopback-rounds N] [--loopback-slices N] [--seed N]
 //   BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
 //   BudgetReport --send CLIENT COUNT [CONCURRENCY]
-//   BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-rounds N] [--loopback-slices N]
+//   BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-rounds N] [--loopback-slices N] [--seed N]
 //
 //   --quick    fewer rounds and iterations (a smoke test, not a measurement)
 //   --strict   exit with status 1 when a budget fails
@@ -22,6 +22,8 @@ import Foundation
 //              rounds of the loopback section (31 by default); more rounds, more precise ratios
 //   --loopback-slices
 //              turns each loopback client takes per round and mode (8 by default)
+//   --seed     the seed of the loopback runs' random orders (6 by default: every run the same orders); runs
+//              with different seeds differ in their orders as well as in the machine's noise
 //   --spin     only send requests to one in-process subject for SECONDS, for a profiler:
 //              perf record -g .build/release/BudgetReport --spin default 10
 //   --send     only send COUNT requests to nginx (NGINX_URL) with one loopback client, CONCURRENCY at a
@@ -39,6 +41,7 @@ struct Options {
     var spin: (subject: InProcessSubject, seconds: Double)?
     var loopbackRounds: Int?
     var loopbackSlices: Int?
+    var seed: UInt64?
     var send: (client: String, count: Int, concurrency: Int)?
     var compare: [String]?
 
@@ -60,6 +63,9 @@ struct Options {
                     let seconds = remaining.popFirst().flatMap(Double.init)
                 else { Self.usage() }
                 spin = (subject, seconds)
+            case "--seed":
+                guard let value = remaining.popFirst().flatMap(UInt64.init) else { Self.usage() }
+                seed = value
             case "--loopback-slices":
                 guard let slices = remaining.popFirst().flatMap(Int.init), slices > 0 else { Self.usage() }
                 loopbackSlices = slices
@@ -86,12 +92,13 @@ struct Options {
         }
     }
 
-    /// The rounds of a loopback measurement. Many short rounds rather than a few long ones: this machine's
-    /// speed drifts by ±10% over seconds, and each ratio is taken within a round.
-    var rounds: Int { loopbackRounds ?? (quick ? 2 : 31) }
-
-    /// The turns each loopback client takes per round and mode.
-    var slices: Int { loopbackSlices ?? (quick ? 1 : 8) }
+    /// How the loopback sections run. Many short rounds rather than a few long ones: this machine's speed
+    /// drifts by ±10% over seconds, and each ratio is taken within a round.
+    var loopbackPlan: LoopbackPlan {
+        LoopbackPlan(
+            rounds: loopbackRounds ?? (quick ? 2 : 31), slices: loopbackSlices ?? (quick ? 1 : 8),
+            modes: loopbackModes(quick: quick), seed: seed ?? LoopbackPlan.defaultSeed)
+    }
 
     /// The loopback clients `--send` and `--compare` know, by name: each name once, with what makes its
     /// client.
@@ -137,10 +144,11 @@ struct Options {
             Data(
                 """
                 usage: BudgetReport [--quick] [--strict] [--only inprocess,cold,loopback,scale,breakdown] [--breakdown]
-                                    [--loopback-rounds N] [--loopback-slices N]
+                                    [--loopback-rounds N] [--loopback-slices N] [--seed N]
                        BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
                        BudgetReport --send CLIENT COUNT [CONCURRENCY]
                        BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-rounds N] [--loopback-slices N]
+                                    [--seed N]
                        (CLIENT: \(loopbackClients.map(\.key).joined(separator: ", ")))
 
                 """.utf8
@@ -175,7 +183,7 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
             await measureInProcess(rounds: options.quick ? 3 : 9, iterations: options.quick ? 20_000 : 200_000)
         )
     }
-    let (rounds, slices, modes) = (options.rounds, options.slices, loopbackModes(quick: options.quick))
+    let plan = options.loopbackPlan
     if options.sections.contains("cold") {
         progress("in process, cold caches…")
         sections.append(await measureInProcessCold(requests: options.quick ? 20 : 301))
@@ -185,7 +193,7 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
             progress("over loopback to \(url)…")
             sections.append(
                 try await measureLoopback(
-                    baseURL: url, rounds: rounds, slices: slices, modes: modes)
+                    baseURL: url, plan: plan)
             )
         } else {
             var skipped = Section(title: "Over loopback")
@@ -200,7 +208,7 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
             progress("loopback breakdown…")
             sections.append(
                 try await measureLoopbackBreakdown(
-                    baseURL: url, rounds: rounds, slices: slices, modes: modes)
+                    baseURL: url, plan: plan)
             )
         } else {
             progress("loopback breakdown skipped: NGINX_URL is not set")
@@ -243,8 +251,7 @@ nonisolated func compare(_ names: [String], options: Options) async throws {
     let makers = names.compactMap(Options.loopbackClient(named:))
     progress("comparing \(names.joined(separator: ", ")) over loopback to \(url)…")
     let section = try await measureLoopbackComparison(
-        baseURL: url, rounds: options.rounds, slices: options.slices, modes: loopbackModes(quick: options.quick),
-        clients: makers.map { make in { make(url) } })
+        baseURL: url, plan: options.loopbackPlan, clients: makers.map { make in { make(url) } })
     print(render([section]))
 }
 
