@@ -146,7 +146,7 @@ struct LoopbackRuns {
 /// Runs the loopback clients the factories `clients` make, in `plan.rounds` rounds of interleaved turns (see
 /// ``measureLoopback(baseURL:plan:)``): every round makes them
 /// afresh, warms them up, and for each mode lets them take `plan.slices` turns each, in a random order drawn anew
-/// for every turn (from a fixed seed, the same in every run).
+/// for every turn (from `plan.seed`: the same seed, the same orders).
 ///
 /// With `countsConnections`, nginx's accepted connections are read before and after every turn, which takes
 /// two status requests per turn (outside the timed part).

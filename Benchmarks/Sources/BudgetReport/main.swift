@@ -27,8 +27,8 @@ import Foundation
 //   --spin     only send requests to one in-process subject for SECONDS, for a profiler:
 //              perf record -g .build/release/BudgetReport --spin default 10
 //   --send     only send COUNT requests to nginx (NGINX_URL) with one loopback client, CONCURRENCY at a
-//              time (1 by default), for a profiler: raw, raw-per-call, raw-one-url, raw-converted,
-//              completion-immediate, completion-queue (the breakdown's clients), loader, chain, openapi:
+//              time (1 by default), for a profiler (the usage message lists the clients: raw, raw-per-call,
+//              loader, loaders-16, link-auth, chain, openapi, …):
 //              perf record -F 10000 -e cpu-clock -g .build/release/BudgetReport --send chain 25000
 //   --compare  only measure the named loopback clients against the first of them, the way the loopback
 //              budgets are measured (rounds of interleaved turns, medians of ratios, 95% CIs): an A/B test
@@ -191,10 +191,7 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
     if options.sections.contains("loopback") {
         if let url = nginxURL {
             progress("over loopback to \(url)…")
-            sections.append(
-                try await measureLoopback(
-                    baseURL: url, plan: plan)
-            )
+            sections.append(try await measureLoopback(baseURL: url, plan: plan))
         } else {
             var skipped = Section(title: "Over loopback")
             skipped.rows.append(
@@ -206,10 +203,7 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
     if options.sections.contains("breakdown") {
         if let url = nginxURL {
             progress("loopback breakdown…")
-            sections.append(
-                try await measureLoopbackBreakdown(
-                    baseURL: url, plan: plan)
-            )
+            sections.append(try await measureLoopbackBreakdown(baseURL: url, plan: plan))
         } else {
             progress("loopback breakdown skipped: NGINX_URL is not set")
         }
@@ -224,12 +218,19 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
     return sections
 }
 
-/// Sends `count` requests to nginx with the client named `name` and prints the time and CPU they took.
-nonisolated func send(client name: String, count: Int, concurrency: Int) async throws {
+/// The nginx to send to, for an option that cannot run without one; exits with status 2 when `NGINX_URL` is
+/// not set.
+func requiredNginxURL(for option: String) -> URL {
     guard let url = nginxURL else {
-        progress("--send needs NGINX_URL (the nginx scripts/bench.sh starts, or any serving \(personPath))")
+        progress("\(option) needs NGINX_URL (the nginx scripts/bench.sh starts, or any serving \(personPath))")
         exit(2)
     }
+    return url
+}
+
+/// Sends `count` requests to nginx with the client named `name` and prints the time and CPU they took.
+nonisolated func send(client name: String, count: Int, concurrency: Int) async throws {
+    let url = requiredNginxURL(for: "--send")
     guard let makeClient = Options.loopbackClient(named: name) else { Options.usage() }
     let client = makeClient(url)
     defer { client.close() }
@@ -244,10 +245,7 @@ nonisolated func send(client name: String, count: Int, concurrency: Int) async t
 
 /// Measures the loopback clients named `names` against the first of them and prints the table.
 nonisolated func compare(_ names: [String], options: Options) async throws {
-    guard let url = nginxURL else {
-        progress("--compare needs NGINX_URL (the nginx scripts/bench.sh starts, or any serving \(personPath))")
-        exit(2)
-    }
+    let url = requiredNginxURL(for: "--compare")
     let makers = names.compactMap(Options.loopbackClient(named:))
     progress("comparing \(names.joined(separator: ", ")) over loopback to \(url)…")
     let section = try await measureLoopbackComparison(
