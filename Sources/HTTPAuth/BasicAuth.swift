@@ -53,8 +53,8 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
         var version = 0
         var isAsking = false
         var generation = 0
-        var waiters: [UInt64: CheckedContinuation<Answer, Never>] = [:]
-        var nextWaiterID: UInt64 = 0
+        /// Requests waiting for the delegate; a woken one takes its answer here, under the lock.
+        var waiters = Waiters<Answer>()
         var delegate = WeakDelegate()
     }
 
@@ -127,28 +127,28 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
     /// current version, those credentials were refused by the server: they are forgotten first.
     private func currentCredentials(replacingVersion staleVersion: Int?) async -> Answer {
         if Task.isCancelled { return .failed(.cancelled, "cancelled while waiting for credentials") }
-        let id = state.withLock { state -> UInt64 in
-            state.nextWaiterID += 1
-            return state.nextWaiterID
-        }
-        return await withTaskCancellationHandler {
+        let id = state.withLock { $0.waiters.nextID() }
+        await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let decision = state.withLock { state -> (Answer?, (any BasicAuthDelegate)?, Int)? in
+                let decision = state.withLock { state -> (answered: Bool, (any BasicAuthDelegate)?, Int)? in
                     if let staleVersion, staleVersion == state.version { state.credentials = nil }
                     if let credentials = state.credentials {
-                        return (.credentials(credentials, version: state.version), nil, 0)
+                        state.waiters.answerUnparked(id, with: .credentials(credentials, version: state.version))
+                        return (true, nil, 0)
                     }
                     if Task.isCancelled {
-                        return (.failed(.cancelled, "cancelled while waiting for credentials"), nil, 0)
+                        state.waiters.answerUnparked(
+                            id, with: .failed(.cancelled, "cancelled while waiting for credentials"))
+                        return (true, nil, 0)
                     }
-                    state.waiters[id] = continuation
+                    state.waiters.park(id, continuation)
                     guard !state.isAsking else { return nil }
                     state.isAsking = true
-                    return (nil, state.delegate.value, state.generation)
+                    return (false, state.delegate.value, state.generation)
                 }
-                guard let (answer, delegate, generation) = decision else { return }
-                if let answer {
-                    continuation.resume(returning: answer)
+                guard let (answered, delegate, generation) = decision else { return }
+                if answered {
+                    continuation.resume()
                     return
                 }
                 guard let delegate else {
@@ -163,40 +163,41 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
                 }
             }
         } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
-            waiter?.resume(returning: .failed(.cancelled, "cancelled while waiting for credentials"))
+            let waiter = state.withLock {
+                $0.waiters.answer(id, with: .failed(.cancelled, "cancelled while waiting for credentials"))
+            }
+            waiter?.resume()
         }
+        guard let answer = state.withLock({ $0.waiters.takeAnswer(id) }) else {
+            preconditionFailure("BasicAuth: waiter \(id) was resumed without an answer")
+        }
+        return answer
     }
 
     private func finishAsking(with credentials: BasicCredentials?, generation: Int, reason: String) {
-        let (waiters, answer) = state.withLock { state -> ([CheckedContinuation<Answer, Never>], Answer?) in
-            guard state.isAsking, state.generation == generation else { return ([], nil) }
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            guard state.isAsking, state.generation == generation else { return [] }
             state.isAsking = false
-            let waiters = state.waiters.valuesInKeyOrder()
-            state.waiters = [:]
-            guard let credentials else { return (waiters, .failed(.cannotAuthenticate, reason)) }
+            guard let credentials else { return state.waiters.answerAll(with: .failed(.cannotAuthenticate, reason)) }
             state.credentials = credentials
             state.version += 1
-            return (waiters, .credentials(credentials, version: state.version))
+            return state.waiters.answerAll(with: .credentials(credentials, version: state.version))
         }
-        guard let answer else { return }
-        for waiter in waiters { waiter.resume(returning: answer) }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Forgets the credentials, fails the requests waiting for them with
     /// `HTTPError.Code.resetInProgress`, then resets the rest of the chain.
     public override func reset() async {
-        let waiters = state.withLock { state -> [CheckedContinuation<Answer, Never>] in
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.credentials = nil
             state.version += 1
             state.isAsking = false
             state.generation += 1  // an answer still on its way is ignored
-            defer { state.waiters = [:] }
-            return state.waiters.valuesInKeyOrder()
+            return state.waiters.answerAll(
+                with: .failed(.resetInProgress, "the credentials were reset while this request waited"))
         }
-        for waiter in waiters {
-            waiter.resume(returning: .failed(.resetInProgress, "the credentials were reset while this request waited"))
-        }
+        for waiter in waiters { waiter.resume() }
         await super.reset()
     }
 }

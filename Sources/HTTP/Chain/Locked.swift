@@ -18,7 +18,8 @@ import Android
 /// makes the same choice.
 ///
 /// The rules are the same as for `Mutex`: keep the closure short and synchronous, decide inside it, and
-/// act — resume continuations, call other loaders — after it returns.
+/// act — resume continuations, call other loaders — after it returns. A value for a task that a continuation
+/// wakes stays in the state, for the task to take under the lock (see ``Waiters``).
 // Safety: `state` is read and written only inside `withLock`, between pthread_mutex_lock and
 // pthread_mutex_unlock on `mutex`, which is allocated once and never moves.
 package final class Locked<State>: @unchecked Sendable {

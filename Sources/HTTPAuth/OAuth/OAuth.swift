@@ -137,8 +137,8 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         var flow: Flow?
         var nextFlowID: UInt64 = 0
         var resetsInProgress = 0
-        var waiters: [UInt64: CheckedContinuation<Answer, Never>] = [:]
-        var nextWaiterID: UInt64 = 0
+        /// Requests waiting for a flow; a woken one takes its answer here, under the lock.
+        var waiters = Waiters<Answer>()
         var refreshTimes: [Date] = []
         var observers: [UInt64: AsyncStream<OAuthSessionState>.Continuation] = [:]
         var nextObserverID: UInt64 = 0
@@ -327,43 +327,57 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     /// Its frame and its closure's are what every waiting request holds, so they capture as little as
     /// possible and the work around the wait is out of line.
     private func currentCredentials(rejecting rejected: Grant?) async -> Answer {
-        let id = state.withLock { state -> UInt64 in
-            state.nextWaiterID += 1
-            return state.nextWaiterID
-        }
-        return await withTaskCancellationHandler {
+        let id = state.withLock { $0.waiters.nextID() }
+        await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in enqueue(continuation, id: id, rejecting: rejected) }
         } onCancel: {
             cancelWaiter(id)
         }
+        return takeAnswer(id)
+    }
+
+    /// The answer left for waiter `id` by whoever resumed it.
+    @inline(never)
+    private func takeAnswer(_ id: UInt64) -> Answer {
+        guard let answer = state.withLock({ $0.waiters.takeAnswer(id) }) else {
+            preconditionFailure("OAuth: waiter \(id) was resumed without an answer")
+        }
+        return answer
     }
 
     /// Answers a waiter whose task was cancelled, if it is still waiting.
     @inline(never)
     private func cancelWaiter(_ id: UInt64) {
-        let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
-        waiter?.resume(returning: .failed(.cancelled, "cancelled while waiting for authorization", nil))
+        let waiter = state.withLock {
+            $0.waiters.answer(id, with: .failed(.cancelled, "cancelled while waiting for authorization", nil))
+        }
+        waiter?.resume()
     }
 
     /// Answers a waiter at once (credentials usable after all, cancelled, logging out), or queues it and
     /// starts a flow if none runs. Out of line, so that the waiting closure's frame stays small.
     @inline(never)
     private func enqueue(
-        _ continuation: CheckedContinuation<Answer, Never>, id: UInt64, rejecting rejected: Grant?
+        _ continuation: CheckedContinuation<Void, Never>, id: UInt64, rejecting rejected: Grant?
     ) {
         let now = now()
-        let decision = state.withLock { state -> (Answer?, start: (UInt64, OAuthStateMachine.State)?) in
+        let decision = state.withLock { state -> (answered: Bool, start: (UInt64, OAuthStateMachine.State)?) in
             if Task.isCancelled {
-                return (.failed(.cancelled, "cancelled while waiting for authorization", nil), nil)
+                state.waiters.answerUnparked(
+                    id, with: .failed(.cancelled, "cancelled while waiting for authorization", nil))
+                return (true, nil)
             }
             if state.resetsInProgress > 0 {
-                return (.failed(.resetInProgress, "the OAuth loader is logging out", nil), nil)
+                state.waiters.answerUnparked(
+                    id, with: .failed(.resetInProgress, "the OAuth loader is logging out", nil))
+                return (true, nil)
             }
             if let grant = state.grant, grant.token != rejected?.token, !state.isExpiring(at: now) {
-                return (.granted(grant), nil)
+                state.waiters.answerUnparked(id, with: .granted(grant))
+                return (true, nil)
             }
-            state.waiters[id] = continuation
-            guard state.flow == nil else { return (nil, nil) }
+            state.waiters.park(id, continuation)
+            guard state.flow == nil else { return (false, nil) }
             let start: OAuthStateMachine.State
             if let credentials = state.credentials {
                 start = credentials.refreshToken == nil ? .logIn : .refreshTokens
@@ -372,9 +386,9 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
             }
             state.nextFlowID += 1
             state.flow = Flow(id: state.nextFlowID)
-            return (nil, (state.nextFlowID, start))
+            return (false, (state.nextFlowID, start))
         }
-        if let answer = decision.0 { continuation.resume(returning: answer) }
+        if decision.answered { continuation.resume() }
         if let (flowID, start) = decision.start { startFlow(flowID, from: start) }
     }
 
@@ -394,34 +408,35 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     }
 
     private func finishFlow(_ flowID: UInt64, outcome: OAuthStateMachine.Outcome, path: [OAuthStateMachine.State]) {
-        let (waiters, answer, session) = state.withLock {
-            state -> ([CheckedContinuation<Answer, Never>], Answer, OAuthSessionState?) in
-            guard state.flow?.id == flowID else { return ([], .failed(.resetInProgress, "", nil), nil) }
+        let (waiters, session) = state.withLock {
+            state -> ([CheckedContinuation<Void, Never>], OAuthSessionState?) in
+            guard state.flow?.id == flowID else { return ([], nil) }
             state.flow = nil
             state.lastFlowPath = path
-            let waiters = state.waiters.valuesInKeyOrder()
-            state.waiters = [:]
+            let answer: Answer
+            var session: OAuthSessionState?
             switch outcome {
-            case .authorized(let credentials, let session):
-                let grant = state.authorize(with: credentials)
+            case .authorized(let credentials, let newSession):
+                answer = .granted(state.authorize(with: credentials))
                 state.knowsSavedCredentials = true
-                return (waiters, .granted(grant), session)
+                session = newSession
             case .failed(let error, let deletedCredentials):
-                var session: OAuthSessionState?
                 if deletedCredentials {
                     state.forgetCredentials()
                     state.knowsSavedCredentials = true
                     session = .loggedOut(error)
                 }
-                return (waiters, .failed(.cannotAuthenticate, error.description, error), session)
+                answer = .failed(.cannotAuthenticate, error.description, error)
             case .loggedOut(let problem):
                 state.forgetCredentials()
-                return (waiters, .failed(.cannotAuthenticate, "logged out", problem), .loggedOut(problem))
+                answer = .failed(.cannotAuthenticate, "logged out", problem)
+                session = .loggedOut(problem)
             case .interrupted:
-                return (waiters, .failed(.resetInProgress, "the authorization flow was interrupted", nil), nil)
+                answer = .failed(.resetInProgress, "the authorization flow was interrupted", nil)
             }
+            return (state.waiters.answerAll(with: answer), session)
         }
-        for waiter in waiters { waiter.resume(returning: answer) }
+        for waiter in waiters { waiter.resume() }
         if let session { publish(session) }
     }
 
@@ -432,20 +447,18 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     /// the chain.
     public override func reset() async {
         let (flow, waiters, credentials) = state.withLock {
-            state -> (Flow?, [CheckedContinuation<Answer, Never>], OAuthCredentials?) in
+            state -> (Flow?, [CheckedContinuation<Void, Never>], OAuthCredentials?) in
             state.resetsInProgress += 1
             defer {
                 state.flow = nil
-                state.waiters = [:]
                 state.forgetCredentials()
                 state.knowsSavedCredentials = false
             }
-            return (state.flow, state.waiters.valuesInKeyOrder(), state.credentials)
+            let waiters = state.waiters.answerAll(
+                with: .failed(.resetInProgress, "the OAuth loader logged out while this request waited", nil))
+            return (state.flow, waiters, state.credentials)
         }
-        for waiter in waiters {
-            waiter.resume(
-                returning: .failed(.resetInProgress, "the OAuth loader logged out while this request waited", nil))
-        }
+        for waiter in waiters { waiter.resume() }
         flow?.task?.cancel()
         await flow?.task?.value
 
