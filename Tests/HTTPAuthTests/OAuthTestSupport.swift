@@ -104,6 +104,14 @@ final class FakeAuthorizationServer: HTTPLoader, @unchecked Sendable {
         state.withLock { $0.heldResources.removeValue(forKey: path) }?.resume()
     }
 
+    /// Waits if `park` parks the continuation (it decides and parks under the lock, so a release that clears
+    /// the hold flag and resumes the parked ones cannot slip in between and leave this request waiting).
+    private func holdIfAsked(_ park: (inout State, CheckedContinuation<Void, Never>) -> Bool) async {
+        await withCheckedContinuation { continuation in
+            if !state.withLock({ park(&$0, continuation) }) { continuation.resume() }
+        }
+    }
+
     /// What the login page does when the user signs in: records the grant and redirects with a code.
     func signIn(at url: URL, state forcedState: String? = nil, error: String? = nil) -> URL {
         let components = URLComponents(url: url, resolvingAgainstBaseURL: false)!
@@ -152,14 +160,13 @@ final class FakeAuthorizationServer: HTTPLoader, @unchecked Sendable {
             }
             return .success(HTTPResponse(request: request, status: .ok))
         case ("api.example.com", let path):
-            let hold = state.withLock { $0.holdsResourcePaths.contains(path) }
             let token = request.headers["Authorization"].flatMap {
                 $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil
             }
-            if hold {
-                await withCheckedContinuation { continuation in
-                    state.withLock { $0.heldResources[path] = continuation }
-                }
+            await holdIfAsked { state, continuation in
+                guard state.holdsResourcePaths.contains(path) else { return false }
+                state.heldResources[path] = continuation
+                return true
             }
             let valid = state.withLock { state -> Bool in
                 state.resourceRequests.append(request)
@@ -183,12 +190,11 @@ final class FakeAuthorizationServer: HTTPLoader, @unchecked Sendable {
     }
 
     private func token(_ request: HTTPRequest) async -> HTTPResult {
-        let held = state.withLock { state -> Bool in
-            state.tokenRequests.append(request)
-            return state.holdsTokenRequests
-        }
-        if held {
-            await withCheckedContinuation { continuation in state.withLock { $0.tokenGate.append(continuation) } }
+        state.withLock { $0.tokenRequests.append(request) }
+        await holdIfAsked { state, continuation in
+            guard state.holdsTokenRequests else { return false }
+            state.tokenGate.append(continuation)
+            return true
         }
         if let status = state.withLock({ $0.tokenEndpointStatus }) {
             return .success(HTTPResponse(request: request, status: status))
@@ -301,6 +307,8 @@ final class OAuthTestDelegate: OAuthDelegate {
         var deletions = 0
         var saves = 0
         var heldLogins: [CheckedContinuation<Void, Never>] = []
+        /// Logins up to this number are released.
+        var releasedLogins = 0
     }
 
     let state: Box<State>
@@ -322,12 +330,14 @@ final class OAuthTestDelegate: OAuthDelegate {
     var loginCount: Int { state.withLock { $0.loginURLs.count } }
     var heldLoginCount: Int { state.withLock { $0.heldLogins.count } }
 
+    /// Lets every login started so far through, held or about to be.
     func releaseLogins() {
-        for continuation in state.withLock({ state in
-            defer { state.heldLogins = [] }; return state.heldLogins
-        }) {
-            continuation.resume()
+        let held = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.releasedLogins = state.loginURLs.count
+            defer { state.heldLogins = [] }
+            return state.heldLogins
         }
+        for continuation in held { continuation.resume() }
     }
 
     func savedCredentials(for loader: OAuth) async throws -> OAuthCredentials? { state.withLock { $0.saved } }
@@ -347,9 +357,19 @@ final class OAuthTestDelegate: OAuthDelegate {
     }
 
     func logIn(at url: URL, for loader: OAuth) async -> URL? {
-        state.withLock { $0.loginURLs.append(url) }
+        let number = state.withLock { state -> Int in
+            state.loginURLs.append(url)
+            return state.loginURLs.count
+        }
         if holdsLogins {
-            await withCheckedContinuation { continuation in state.withLock { $0.heldLogins.append(continuation) } }
+            await withCheckedContinuation { continuation in
+                let releasedAlready = state.withLock { state -> Bool in
+                    guard number > state.releasedLogins else { return true }
+                    state.heldLogins.append(continuation)
+                    return false
+                }
+                if releasedAlready { continuation.resume() }
+            }
         }
         return answer(url)
     }
