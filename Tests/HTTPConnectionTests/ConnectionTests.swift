@@ -36,7 +36,7 @@ import Testing
         }
         let connection = Connection(loader: mock)
         let call = Task { try await connection.request(.person(1)) }
-        while mock.receivedRequests.isEmpty { await Task.yield() }
+        await eventually { !mock.receivedRequests.isEmpty }
         call.cancel()
         let result = await call.result
         #expect((result.error as? HTTPError)?.code == .cancelled)
@@ -63,7 +63,7 @@ import Testing
         let connection = Connection(loader: mock)
         let results = Box<[Result<Person, any Error>]>([])
         let task = connection.request(.person(1)) { result in results.withLock { $0.append(result) } }
-        while mock.receivedRequests.isEmpty { await Task.yield() }
+        await eventually { !mock.receivedRequests.isEmpty }
         task.cancel()
         #expect(results.withLock { $0.count } == 1)
         #expect((results.withLock { $0.first?.error } as? HTTPError)?.code == .cancelled)
@@ -79,7 +79,7 @@ import Testing
         let guardLoader = ResetGuard()
         let connection = Connection(loader: guardLoader --> mock)
         let call = Task { try await connection.request(.person(1)) }
-        while mock.receivedRequests.isEmpty { await Task.yield() }
+        await eventually { !mock.receivedRequests.isEmpty }
         await connection.reset()  // returns once the handler running in the mock has returned
         #expect(try await call.value.id == 1)
     }

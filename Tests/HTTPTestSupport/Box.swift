@@ -21,19 +21,29 @@ extension Box where Value: Sendable {
     public var value: Value { withLock { $0 } }
 }
 
-/// Polls `condition` without sleeping, yielding to other tasks, for at most `seconds`; records an issue if
-/// it never holds.
+/// Polls `condition` until it holds, for at most `seconds`; records an issue if it never does.
+///
+/// The first polls only yield, so a condition that is about to hold costs no timer. After that each poll
+/// sleeps a millisecond: on a loaded machine (two cores, the suite under ThreadSanitizer, tests running in
+/// parallel) polls that only yield keep the cooperative threads busy and starve the very tasks they wait
+/// for — conditions that hold within milliseconds on an idle machine then took over 10 s.
 public func eventually(
-    seconds: Double = 10,
+    seconds: Double = 60,
     sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: @Sendable () -> Bool
 ) async {
     let deadline = ContinuousClock.now + .seconds(seconds)
+    var polls = 0
     while !condition() {
         if ContinuousClock.now > deadline {
             Issue.record("condition not met within \(seconds) s", sourceLocation: sourceLocation)
             return
         }
-        await Task.yield()
+        polls += 1
+        if polls <= 100 {
+            await Task.yield()
+        } else {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
     }
 }

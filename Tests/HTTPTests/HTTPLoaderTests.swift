@@ -117,7 +117,7 @@ private final class UserAgent: HTTPLoader, @unchecked Sendable {
         let results = Locked<[HTTPResult]>([])
         let task = mock.load(HTTPRequest(host: "example.com")) { result in results.withLock { $0.append(result) } }
         #expect(task.id == task.request.id)
-        while mock.receivedRequests.isEmpty { await Task.yield() }
+        await eventually { !mock.receivedRequests.isEmpty }
         task.cancel()
         #expect(results.value.count == 1)  // synchronously, before the handler even notices
         #expect(results.value.first?.error?.code == .cancelled)

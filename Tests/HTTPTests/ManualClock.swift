@@ -1,3 +1,5 @@
+import Testing
+
 @testable import HTTP
 
 /// A clock that moves only when a test says so, so that time-dependent behaviour runs instantly and
@@ -74,8 +76,8 @@ final class ManualClock: Clock, Sendable {
         for continuation in due { continuation.resume() }
     }
 
-    /// Returns once at least `count` tasks sleep on this clock.
-    func waitForSleepers(_ count: Int) async {
-        while sleeperCount < count { await Task.yield() }
+    /// Returns once at least `count` tasks sleep on this clock (records an issue if that takes over a minute).
+    func waitForSleepers(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation) async {
+        await eventually(sourceLocation: sourceLocation) { self.sleeperCount >= count }
     }
 }

@@ -33,7 +33,7 @@ import Testing
             return .success(HTTPResponse(request: request))
         }
         let load = Task { await mock.load(HTTPRequest(host: "example.com")) }
-        while mock.receivedRequests.isEmpty { await Task.yield() }
+        await eventually { !mock.receivedRequests.isEmpty }
         load.cancel()
         let result = await withDeadline(seconds: 5) { await load.value }
         #expect(result?.error?.code == .cancelled)  // never the handler's success
@@ -58,7 +58,7 @@ import Testing
             return .success(HTTPResponse(request: request))
         }
         let load = Task { await mock.load(HTTPRequest(host: "example.com")) }
-        while mock.receivedRequests.isEmpty { await Task.yield() }
+        await eventually { !mock.receivedRequests.isEmpty }
         await mock.reset()
         #expect(finished.value)
         _ = await load.value

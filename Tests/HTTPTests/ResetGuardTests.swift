@@ -38,14 +38,14 @@ private final class SlowReset: HTTPLoader, @unchecked Sendable {
         slow.nextLoader = mock
 
         let first = Task { await guardLoader.reset() }
-        while !slow.entered.value { await Task.yield() }
+        await eventually { slow.entered.value }
 
         // During the reset: loads are refused, and more resets join the running one.
         let refused = await guardLoader.load(HTTPRequest(host: "example.com"))
         #expect(refused.error?.code == .resetInProgress)
         let second = Task { await guardLoader.reset() }
         let third = Task { await guardLoader.reset() }
-        while guardLoader.waitingResetCount < 2 { await Task.yield() }
+        await eventually { guardLoader.waitingResetCount >= 2 }
         #expect(slow.resets.value == 1)
 
         slow.release()
@@ -58,7 +58,7 @@ private final class SlowReset: HTTPLoader, @unchecked Sendable {
         // After the reset: loads pass again, and a new reset goes through.
         #expect(await guardLoader.load(HTTPRequest(host: "example.com")).response?.status == .ok)
         let again = Task { await guardLoader.reset() }
-        while slow.resets.value < 2 { await Task.yield() }
+        await eventually { slow.resets.value >= 2 }
         slow.release()
         await again.value
         #expect(slow.resets.value == 2)

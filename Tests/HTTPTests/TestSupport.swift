@@ -121,9 +121,9 @@ final class GateLoader: HTTPLoader, @unchecked Sendable {
         finish(id, with: status)
     }
 
-    /// Returns once `count` loads wait at the gate.
-    func waitForRunning(_ count: Int) async {
-        while running < count { await Task.yield() }
+    /// Returns once `count` loads wait at the gate (records an issue if that takes over a minute).
+    func waitForRunning(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation) async {
+        await eventually(sourceLocation: sourceLocation) { self.running >= count }
     }
 
     override func reset() async {

@@ -36,9 +36,19 @@ import Testing
         _ = await second.value
         await gate.waitForRunning(2)
         #expect(gate.arrivals.last == "/3")
-        while throttle.runningCount > 0 || throttle.waitingCount > 0 { gate.releaseOldest(); await Task.yield() }
+        // One slot at a time, so that each admitted request reaches the gate before the next is admitted (two
+        // admitted at once may arrive in either order: the throttle orders admissions, not the tasks after).
+        gate.release(path: "/1")
+        await gate.waitForRunning(2)
+        #expect(gate.arrivals.last == "/4")
+        gate.release(path: "/3")
+        await gate.waitForRunning(2)
+        #expect(gate.arrivals.last == "/5")
+        gate.release(path: "/4")
+        gate.release(path: "/5")
         _ = await first.value
         for task in waiting { #expect(await task.value.response?.status == .ok) }
+        #expect(throttle.runningCount == 0 && throttle.waitingCount == 0)
         #expect(gate.arrivals == ["/1", "/2", "/3", "/4", "/5"])
         #expect(gate.maximumRunning == 2)
     }

@@ -46,7 +46,7 @@ private final class Note: Sendable {
                     let answer = table.withLock { $0.takeAnswer(id) }
                     woken.withLock { $0.append((id, answer)) }
                 }
-                while table.withLock({ $0.count }) < ids.count { await Task.yield() }
+                await eventually { [parked = ids.count] in table.withLock { $0.count } == parked }
             }
             let continuations = table.withLock { waiters in
                 let all = waiters.answerAll(with: "granted")
@@ -58,7 +58,7 @@ private final class Note: Sendable {
             // Resume one at a time: each wakes before the next is resumed.
             for (index, continuation) in continuations.enumerated() {
                 continuation.resume()
-                while woken.withLock({ $0.count }) <= index { await Task.yield() }
+                await eventually { woken.withLock { $0.count } > index }
             }
         }
         #expect(woken.withLock { $0.map(\.id) } == ids.sorted())
