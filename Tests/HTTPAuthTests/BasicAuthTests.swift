@@ -51,7 +51,7 @@ import Testing
         let basic = BasicAuth(hosts: ["api.example.com"], delegate: delegate)
         let chain = basic --> MockLoader()
         let loads = (0..<5).map { _ in Task { await chain.load(basicRequest()) } }
-        await eventually { basic.waitingCount == 5 }
+        await eventually { basic.waitingCount == 5 && delegate.heldCount == 1 }
         delegate.release()
         for load in loads { #expect(await load.value.error?.code == .cannotAuthenticate) }
         #expect(delegate.timesAsked == 1)
@@ -64,7 +64,7 @@ import Testing
         let chain = basic --> mock
         let cancelled = Task { await chain.load(basicRequest("/cancelled")) }
         let kept = Task { await chain.load(basicRequest("/kept")) }
-        await eventually { basic.waitingCount == 2 }
+        await eventually { basic.waitingCount == 2 && delegate.heldCount == 1 }
         cancelled.cancel()
         #expect(await cancelled.value.error?.code == .cancelled)  // before the delegate answers
         #expect(basic.waitingCount == 1)
@@ -79,7 +79,7 @@ import Testing
         let counter = MockLoader().then(status: .ok)
         let chain = basic --> counter
         let waiting = Task { await chain.load(basicRequest()) }
-        await eventually { basic.waitingCount == 1 }
+        await eventually { basic.waitingCount == 1 && delegate.heldCount == 1 }
         await chain.reset()
         #expect(await waiting.value.error?.code == .resetInProgress)
         delegate.release()  // the answer to the abandoned question is ignored

@@ -307,8 +307,6 @@ final class OAuthTestDelegate: OAuthDelegate {
         var deletions = 0
         var saves = 0
         var heldLogins: [CheckedContinuation<Void, Never>] = []
-        /// Logins up to this number are released.
-        var releasedLogins = 0
     }
 
     let state: Box<State>
@@ -330,14 +328,12 @@ final class OAuthTestDelegate: OAuthDelegate {
     var loginCount: Int { state.withLock { $0.loginURLs.count } }
     var heldLoginCount: Int { state.withLock { $0.heldLogins.count } }
 
-    /// Lets every login started so far through, held or about to be.
     func releaseLogins() {
-        let held = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.releasedLogins = state.loginURLs.count
-            defer { state.heldLogins = [] }
-            return state.heldLogins
+        for continuation in state.withLock({ state in
+            defer { state.heldLogins = [] }; return state.heldLogins
+        }) {
+            continuation.resume()
         }
-        for continuation in held { continuation.resume() }
     }
 
     func savedCredentials(for loader: OAuth) async throws -> OAuthCredentials? { state.withLock { $0.saved } }
@@ -357,19 +353,9 @@ final class OAuthTestDelegate: OAuthDelegate {
     }
 
     func logIn(at url: URL, for loader: OAuth) async -> URL? {
-        let number = state.withLock { state -> Int in
-            state.loginURLs.append(url)
-            return state.loginURLs.count
-        }
+        state.withLock { $0.loginURLs.append(url) }
         if holdsLogins {
-            await withCheckedContinuation { continuation in
-                let releasedAlready = state.withLock { state -> Bool in
-                    guard number > state.releasedLogins else { return true }
-                    state.heldLogins.append(continuation)
-                    return false
-                }
-                if releasedAlready { continuation.resume() }
-            }
+            await withCheckedContinuation { continuation in state.withLock { $0.heldLogins.append(continuation) } }
         }
         return answer(url)
     }

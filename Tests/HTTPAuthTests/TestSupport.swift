@@ -4,15 +4,10 @@ import HTTPAuth
 @_exported import HTTPTestSupport
 
 /// A delegate that answers from a script, optionally holding each answer until the test releases it.
-///
-/// ``release()`` lets through every question asked so far, also one whose task has not reached its wait yet:
-/// a test that waits only for the loader's waiting requests cannot release too early and hang.
 final class ScriptedDelegate: BasicAuthDelegate {
     private struct State {
         var answers: [BasicCredentials?]
         var asked = 0
-        /// Questions up to this number are released.
-        var released = 0
         var held: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -28,31 +23,23 @@ final class ScriptedDelegate: BasicAuthDelegate {
     var heldCount: Int { state.withLock { $0.held.count } }
 
     func credentials(for loader: BasicAuth) async -> BasicCredentials? {
-        let (answer, number) = state.withLock { state -> (BasicCredentials?, Int) in
+        let answer = state.withLock { state -> BasicCredentials? in
             state.asked += 1
-            return (state.answers.isEmpty ? nil : state.answers.removeFirst(), state.asked)
+            return state.answers.isEmpty ? nil : state.answers.removeFirst()
         }
         if holdsAnswers {
-            await withCheckedContinuation { continuation in
-                let releasedAlready = state.withLock { state -> Bool in
-                    guard number > state.released else { return true }
-                    state.held.append(continuation)
-                    return false
-                }
-                if releasedAlready { continuation.resume() }
-            }
+            await withCheckedContinuation { continuation in state.withLock { $0.held.append(continuation) } }
         }
         return answer
     }
 
-    /// Lets every answer asked for so far through, held or about to be.
+    /// Lets every held answer through.
     func release() {
-        let held = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.released = state.asked
-            defer { state.held = [] }
-            return state.held
+        for continuation in state.withLock({ state in
+            defer { state.held = [] }; return state.held
+        }) {
+            continuation.resume()
         }
-        for continuation in held { continuation.resume() }
     }
 }
 
