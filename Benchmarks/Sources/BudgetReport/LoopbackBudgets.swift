@@ -219,17 +219,23 @@ func clientRows(mode: LoopbackMode, names: [String], rates: [[Double]], cpu: [[D
     }
 }
 
+/// The per-round ratios of `numerator` to `denominator`.
+private func roundRatios(_ numerator: [Double], to denominator: [Double]) -> [Double] {
+    zip(numerator, denominator).map { $0 / $1 }
+}
+
 /// The median of the per-round ratios of `numerator` to `denominator`.
 func medianRatio(_ numerator: [Double], to denominator: [Double]) -> Double {
-    median(zip(numerator, denominator).map { $0 / $1 })
+    median(roundRatios(numerator, to: denominator))
 }
 
 /// ``medianRatio(_:to:)``, with its 95% confidence interval, as the tables show it.
 func shownRatio(_ numerator: [Double], to denominator: [Double]) -> String {
-    let interval = medianConfidenceInterval(zip(numerator, denominator).map { $0 / $1 }).map {
+    let ratios = roundRatios(numerator, to: denominator)
+    let interval = medianConfidenceInterval(ratios).map {
         " (\(format($0.low, decimals: 3))–\(format($0.high, decimals: 3)))"
     }
-    return format(medianRatio(numerator, to: denominator), decimals: 3) + (interval ?? "")
+    return format(median(ratios), decimals: 3) + (interval ?? "")
 }
 
 /// How a loopback measurement runs: its rounds, the turns each client takes per round and mode, the modes,
