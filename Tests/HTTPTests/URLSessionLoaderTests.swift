@@ -151,11 +151,4 @@ import FoundationNetworking
         #expect(ran.value == ["block", "operation", "batch", "barrier"])
     }
     #endif
-
-    @Test func originsDefaultThePortFromTheScheme() {
-        #expect(Origin(URL(string: "https://A.example.com/x")) == Origin(URL(string: "https://a.example.com:443/y")))
-        #expect(Origin(URL(string: "http://example.com")) != Origin(URL(string: "https://example.com")))
-        #expect(Origin(URL(string: "http://localhost:80")) != Origin(URL(string: "http://127.0.0.1:80")))
-        #expect(Origin(URL(string: "http://h:8080")) != Origin(URL(string: "http://h:8081")))
-    }
 }

@@ -4,7 +4,9 @@
 /// ``HTTPRequest/serverEnvironment`` if it has one, or else of this loader's environment, plus that
 /// environment's header fields and query items (see ``ServerEnvironment/apply(to:)``). A request that
 /// already names a host is *absolute* and passes through untouched — in particular it never receives the
-/// environment's header fields, which often hold API keys meant only for that server.
+/// environment's header fields, which often hold API keys meant only for that server. A request made from a
+/// URL that cannot be sent (`file:///etc/passwd`, `https:///path`) is not relative either: it passes through
+/// and fails validation at the terminal, rather than being sent to the environment's host.
 ///
 /// ```swift
 /// let chain = ApplyEnvironment(environment: .production) --> URLSessionLoader()
@@ -28,6 +30,7 @@ public final class ApplyEnvironment: HTTPLoader, @unchecked Sendable {
     /// copy stays out of the async frame a waiting request holds.
     @inline(never)
     private func applyingEnvironment(to request: HTTPRequest) -> HTTPRequest {
-        (request.serverEnvironment ?? environment).apply(to: request)
+        guard request.unusableURL == nil else { return request }
+        return (request.serverEnvironment ?? environment).apply(to: request)
     }
 }

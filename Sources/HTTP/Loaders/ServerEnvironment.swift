@@ -53,7 +53,7 @@ public struct ServerEnvironment: Sendable {
         else { return nil }
         self.init(
             scheme: components.scheme ?? "https",
-            host: host,
+            host: HostName.bracketingIPv6(host),
             port: components.port,
             pathPrefix: components.path.isEmpty ? "/" : components.path,
             headers: headers,
@@ -63,8 +63,10 @@ public struct ServerEnvironment: Sendable {
 
     /// `request` as it is sent to this environment: scheme, host and port filled in, the prefix put in front
     /// of the path, the environment's header fields added where the request does not set them, and its
-    /// query items appended.
+    /// query items appended. A request made from a URL that cannot be sent is returned unchanged: it is not
+    /// relative, and fails validation wherever it goes.
     public func apply(to request: HTTPRequest) -> HTTPRequest {
+        guard request.unusableURL == nil else { return request }
         var copy = request
         copy.setOrigin(scheme: scheme, host: host, port: port)
         if pathPrefix.isEmpty || pathPrefix == "/" {

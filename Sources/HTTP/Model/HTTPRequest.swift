@@ -47,7 +47,8 @@ public struct HTTPRequest: Sendable {
         /// by identity is faster than a dictionary for the handful of options a request carries, and the
         /// box's type is known from the key, so reading an option needs no dynamic cast.
         @usableFromInline var options: [(key: ObjectIdentifier, box: any AnyObject & Sendable)] = []
-        var unparsableURL: String?
+        /// Set when the request was made from a URL that cannot be sent; such a request is never relative.
+        var unusableURL: UnusableURL?
         var scheme: String
         var host: String?
         var port: Int?
@@ -94,8 +95,17 @@ public struct HTTPRequest: Sendable {
         set { uniqueStorage().fields.body = newValue }
     }
 
-    /// Set when the request was made from a URL that `URLComponents` could not parse.
-    var unparsableURL: String? { storage.fields.unparsableURL }
+    /// A URL a request was made from that cannot be sent, and why.
+    struct UnusableURL {
+        /// The URL as text, for messages.
+        var text: String
+        /// Why it cannot be sent, as a phrase that follows the URL ("has no host").
+        var problem: String
+    }
+
+    /// Set when the request was made from a URL that cannot be sent: unparsable, hostless, or with a scheme
+    /// other than `http` or `https`. Such a request fails validation and is never treated as relative.
+    var unusableURL: UnusableURL? { storage.fields.unusableURL }
 
     /// Creates a request from its parts.
     ///
@@ -126,22 +136,36 @@ public struct HTTPRequest: Sendable {
         storage = Storage(fields)
     }
 
-    /// Creates a request for an absolute URL.
+    /// Creates a request for a URL.
     ///
-    /// A URL that `URLComponents` cannot take apart does not trap: the request remembers it, and sending
-    /// it fails with ``HTTPError/Code/invalidRequest`` naming that URL.
+    /// An absolute URL (one with a scheme) is sent where it says, never elsewhere: a URL that cannot be sent —
+    /// one that `URLComponents` cannot take apart, one without a host, or one whose scheme is not `http` or
+    /// `https` (`file:`, `data:`, `javascript:`, `mailto:`) — does not trap, and is not filled in by
+    /// ``ApplyEnvironment`` either: sending it fails with ``HTTPError/Code/invalidRequest`` naming that URL and
+    /// what is wrong with it. A URL without a scheme or host (`/people/42`) is a relative request, as one made
+    /// with ``init(method:scheme:host:port:path:query:headers:body:)`` without a host.
     public init(method: HTTPMethod = .get, url: URL, headers: HTTPHeaders = [:], body: any HTTPBody = EmptyBody()) {
         self.init(method: method, headers: headers, body: body)
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
-            storage.fields.unparsableURL = url.absoluteString
+            storage.fields.unusableURL = UnusableURL(text: url.absoluteString, problem: "could not be parsed")
             return
         }
         scheme = components.scheme ?? "https"
-        host = components.host?.isEmpty == true ? nil : components.host
+        host = components.host.map(HostName.bracketingIPv6)
         port = components.port
         percentEncodedPath = components.percentEncodedPath
         percentEncodedQuery = components.percentEncodedQuery
         fragment = components.fragment
+        guard let givenScheme = components.scheme else { return }
+        let lowercased = givenScheme.lowercased()
+        if lowercased != "http" && lowercased != "https" {
+            storage.fields.unusableURL = UnusableURL(
+                text: url.absoluteString,
+                problem: "has the scheme '\(givenScheme)', which is not supported; only http and https URLs can be sent"
+            )
+        } else if host == nil {
+            storage.fields.unusableURL = UnusableURL(text: url.absoluteString, problem: "has no host")
+        }
     }
 
     /// The URL scheme, for example `"https"`.
@@ -284,7 +308,7 @@ extension HTTPRequest: CustomStringConvertible {
 
     /// The URL as text for messages and logs, even when the request is still relative or invalid.
     var displayURL: String {
-        if let unparsableURL { return unparsableURL }
+        if let unusableURL { return unusableURL.text }
         var text = ""
         if let host {
             text = "\(scheme)://\(host)"

@@ -32,6 +32,36 @@ enum PercentEncoding {
     /// Unreserved characters only, for query names and values.
     static let queryAllowed = AllowedBytes(unreserved)
 
+    /// What RFC 3986 allows unencoded in a whole query or fragment: `pchar`, `/` and `?`.
+    static let queryTextAllowed = AllowedBytes(unreserved + "!$&'()*+,;=:@/?")
+
+    /// What stays unencoded in a fragment; the same as in a query.
+    static let fragmentAllowed = queryTextAllowed
+
+    /// Why `text` is not correctly percent-encoded for a part whose unencoded characters are `allowed`, as a
+    /// phrase ("'/a b' contains a space, which must be percent-encoded"), or `nil` when it is.
+    static func problem(in text: String, allowing allowed: AllowedBytes) -> String? {
+        var bytes = text.utf8.makeIterator()
+        var index = text.utf8.startIndex
+        while let byte = bytes.next() {
+            defer { index = text.utf8.index(after: index) }
+            if byte == UInt8(ascii: "%") {
+                let high = bytes.next()
+                let low = bytes.next()
+                guard high.flatMap(hexValue) != nil, low.flatMap(hexValue) != nil else {
+                    return "'\(Describe.printable(text))' contains a '%' that is not followed by two hex digits"
+                }
+                index = text.utf8.index(index, offsetBy: 2)
+                continue
+            }
+            if allowed.contains(byte) { continue }
+            // Every byte before this one is ASCII, so this one starts a scalar.
+            let scalar = text.unicodeScalars[index]
+            return "'\(Describe.printable(text))' contains \(Describe.scalar(scalar)), which must be percent-encoded"
+        }
+        return nil
+    }
+
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
     /// `text` with every byte outside `allowed` percent-encoded; `text` itself when nothing needs encoding.

@@ -17,15 +17,9 @@ extension HTTPRequest {
     /// - Throws: ``HTTPError`` with ``HTTPError/Code/invalidRequest`` when the request is malformed or its
     ///   body fails to encode (see ``validate()``).
     public func urlRequest() throws(HTTPError) -> URLRequest {
-        let url = try validatedURL()  // built once: URLComponents is not cheap on Linux
+        let url = try validatedURL()  // built once: building a URL is not free
         try validateHeaderFields()
-        if !["http", "https"].contains(scheme.lowercased()) {
-            throw HTTPError(
-                .invalidRequest,
-                request: self,
-                message: "the scheme '\(scheme)' is not supported; URLSessionLoader sends http and https requests"
-            )
-        }
+        try validateBodyAllowed()
         var urlRequest = URLRequest(url: url)
         if method != .get { urlRequest.httpMethod = method.rawValue }  // GET is URLRequest's own default
         let body = try encodedBody()
@@ -33,17 +27,7 @@ extension HTTPRequest {
         // `URLRequest.addValue` would; the whole set is handed over at once, which costs a fraction of
         // adding the fields one by one.
         var fields: [(name: String, value: String)] = []
-        // The request's own fields come first and were checked above; what follows them is the body's.
-        for (index, field) in headersIncludingBody.enumerated() {
-            if index >= headers.count,
-                let problem = Self.problem(withHeaderName: field.name) ?? Self.problem(withHeaderValue: field.value)
-            {
-                throw HTTPError(
-                    .invalidRequest,
-                    request: self,
-                    message: "the body's header field '\(field.name)' \(problem)"
-                )
-            }
+        for field in headersIncludingBody {
             if let same = fields.firstIndex(where: { HTTPHeaders.namesMatch($0.name, field.name) }) {
                 fields[same].value += "," + field.value
             } else {

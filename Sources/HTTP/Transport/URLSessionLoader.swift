@@ -358,10 +358,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     ) {
         guard let transfer = transfer(for: task) else { return completionHandler(newRequest) }
         guard transfer.request.redirectPolicy == .follow else { return completionHandler(nil) }
-        let originalOrigin = Origin(transfer.request.url)
+        let originalOrigin = transfer.request.origin
         guard
-            transfer.hasStrippedCredentials || Origin(newRequest.url) != originalOrigin
-                || Origin(response.url) != originalOrigin
+            transfer.hasStrippedCredentials || newRequest.url.flatMap(Origin.init) != originalOrigin
+                || response.url.flatMap(Origin.init) != originalOrigin
         else { return completionHandler(newRequest) }
         transfer.markCredentialsStripped()
         var stripped = newRequest
@@ -399,16 +399,3 @@ final class ImmediateQueue: OperationQueue, @unchecked Sendable {
     }
 }
 #endif
-
-/// The scheme, host and port of a URL, with the port defaulted from the scheme (RFC 6454).
-struct Origin: Equatable {
-    let scheme: String
-    let host: String
-    let port: Int?
-
-    init(_ url: URL?) {
-        scheme = url?.scheme?.lowercased() ?? ""
-        host = url?.host?.lowercased() ?? ""
-        port = url?.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil)
-    }
-}

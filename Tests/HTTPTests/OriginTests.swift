@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+@testable import HTTP
+
+@Suite struct OriginTests {
+    @Test func portsDefaultFromTheSchemeAndCaseIsIgnored() {
+        #expect(Origin(URL(string: "https://A.example.com/x")!) == Origin(URL(string: "https://a.example.com:443/y")!))
+        #expect(Origin(URL(string: "HTTP://example.com")!) == Origin(scheme: "http", host: "EXAMPLE.com", port: 80))
+        #expect(Origin(URL(string: "http://example.com")!) != Origin(URL(string: "https://example.com")!))
+        #expect(Origin(URL(string: "http://localhost:80")!) != Origin(URL(string: "http://127.0.0.1:80")!))
+        #expect(Origin(URL(string: "http://h:8080")!) != Origin(URL(string: "http://h:8081")!))
+        #expect(Origin(scheme: "wss", host: "h").port == 443)
+        #expect(Origin(scheme: "gopher", host: "h").port == nil)
+    }
+
+    @Test func aHostNameAloneMeansHTTPSOnPort443() {
+        let origin: Origin = "api.example.com"
+        #expect(origin == Origin(scheme: "https", host: "api.example.com", port: 443))
+        #expect(origin.description == "https://api.example.com")
+        #expect(Origin(parsing: "http://127.0.0.1:8080/ignored/path") == Origin(scheme: "http", host: "127.0.0.1", port: 8080))
+        #expect(Origin(parsing: "http://[::1]:8080")?.host == "[::1]")
+        #expect(Origin(parsing: "https://files.example.com:8443")?.description == "https://files.example.com:8443")
+    }
+
+    @Test func textThatIsNeitherAHostNorAnOriginIsRefused() {
+        #expect(Origin(parsing: "not a host") == nil)
+        #expect(Origin(parsing: "localhost:8080") == nil)  // a port needs a scheme
+        #expect(Origin(parsing: "https://") == nil)
+        // As a literal it matches nothing: not the origin of any request.
+        let nothing: Origin = "not a host"
+        #expect(nothing != HTTPRequest(host: "not a host").origin)
+        #expect(nothing.description.contains("not a host"))
+    }
+
+    @Test func internationalNamesCompareInTheirASCIIForm() {
+        #expect(Origin(host: "Bücher.example").host == "xn--bcher-kva.example")
+        #expect(Origin(host: "bücher.example") == Origin(URL(string: "https://xn--bcher-kva.example")!))
+        #expect(HTTPRequest(host: "BÜCHER.example").origin == Origin(host: "bücher.example"))
+    }
+
+    @Test func requestsHaveAnOriginOnceTheyHaveAHost() {
+        #expect(HTTPRequest(path: "/x").origin == nil)
+        #expect(HTTPRequest(scheme: "http", host: "h", port: 8080).origin?.description == "http://h:8080")
+        #expect(HTTPRequest(host: "h", port: 443).origin == HTTPRequest(host: "h").origin)
+    }
+
+    @Test(arguments: [
+        ("localhost", true), ("api.localhost", true), ("127.0.0.1", true), ("127.1.2.3", true), ("[::1]", true),
+        ("[::ffff:127.0.0.1]", true), ("localhost.example.com", false), ("128.0.0.1", false), ("[::2]", false),
+        ("example.com", false), ("10.0.0.1", false),
+    ])
+    func loopbackHosts(host: String, isLoopback: Bool) {
+        #expect(Origin(scheme: "http", host: host).isLoopback == isLoopback)
+    }
+
+    @Test func onlyHTTPSIsSecure() {
+        #expect(Origin(host: "h").isSecure)
+        #expect(!Origin(scheme: "http", host: "h").isSecure)
+    }
+}
+
+@Suite struct PunycodeTests {
+    /// RFC 3492 §7.1's samples, and names whose encodings browsers agree on.
+    @Test(arguments: [
+        ("bücher", "bcher-kva"),
+        ("münchen", "mnchen-3ya"),
+        ("日本語", "wgv71a119e"),
+        ("ليهمابتكلموشعربي؟", "egbpdaj6bu4bxfgehfvwxn"),
+        ("他们为什么不说中文", "ihqwcrb4cv8a8dqg056pqjye"),
+        ("pročprostěnemluvíčesky", "Proprostnemluvesky-uyb24dma41a".lowercased()),
+        ("3年b組金八先生", "3b-ww4c5e180e575a65lsy2b"),
+    ])
+    func encodesLikeTheRFC(label: String, expected: String) {
+        #expect(Punycode.encode(label.unicodeScalars) == expected)
+    }
+
+    @Test func hostNamesGetTheXNPrefixPerLabel() {
+        #expect(HostName.check("www.bücher.de") == .valid("www.xn--bcher-kva.de"))
+        #expect(HostName.check("例え.テスト") == .valid("xn--r8jz45g.xn--zckzah"))
+        #expect(HostName.check("a。b") == .valid("a.b"))
+        guard case .invalid(let problem) = HostName.check("bü cher.de") else {
+            Issue.record("a space is not allowed")
+            return
+        }
+        #expect(problem.contains("' '"))
+        guard case .invalid = HostName.check("bü\u{200B}cher.de") else {
+            Issue.record("a zero-width space is not allowed")
+            return
+        }
+    }
+}
