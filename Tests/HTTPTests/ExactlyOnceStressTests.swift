@@ -2,19 +2,6 @@ import Foundation
 import HTTP
 import Testing
 
-/// A seeded generator so a failing run can be replayed.
-struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A terminal that answers after a random, cancellable delay, and whose reset waits for loads in flight.
 /// Requests whose path starts with `/hang/` wait until they are cancelled.
 private final class RandomLatencyTerminal: HTTPLoader, @unchecked Sendable {

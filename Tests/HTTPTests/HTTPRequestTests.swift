@@ -178,4 +178,124 @@ private enum Tag: HTTPRequestOption {
         let error = try #require(throws: HTTPError.self) { try request.validate() }
         #expect(error.description.hasPrefix("invalidRequest: PUT https://example.com/a — header field 'X'"))
     }
+
+    // MARK: - Nothing a caller builds traps (issue: a crash in URLComponents' percent-encoded setters)
+
+    @Test(arguments: [
+        ("/a b", "' '"), ("/a\r\nb", "CR"), ("/a?b", "'?'"), ("/a#b", "'#'"), ("/%", "'%'"), ("/%zz", "'%'"),
+        ("/caf\u{E9}", "U+E9"), ("/a\u{0}", "NUL"), ("/[x]", "'['"),
+    ])
+    func aPercentEncodedPathThatIsNotEncodedFailsNamingTheCharacter(path: String, named: String) {
+        var request = HTTPRequest(host: "a.b")
+        request.percentEncodedPath = path
+        let text = message(request)
+        #expect(text?.contains("percent-encoded path") == true)
+        #expect(text?.contains(named) == true, "\(text ?? "valid")")
+        #expect(request.url == nil)
+    }
+
+    @Test(arguments: [("a b", "' '"), ("a=%", "'%'"), ("a#b", "'#'"), ("q=\u{1F389}", "U+1F389"), ("a\nb", "LF")])
+    func aPercentEncodedQueryThatIsNotEncodedFailsNamingTheCharacter(query: String, named: String) {
+        var request = HTTPRequest(host: "a.b")
+        request.percentEncodedQuery = query
+        let text = message(request)
+        #expect(text?.contains("percent-encoded query") == true)
+        #expect(text?.contains(named) == true, "\(text ?? "valid")")
+        #expect(request.url == nil)
+    }
+
+    @Test func encodedPartsAndAnyFragmentFormAURL() {
+        var request = HTTPRequest(host: "a.b")
+        request.percentEncodedPath = "/a%20b/c:d@e!$&'()*+,;="
+        request.percentEncodedQuery = "x=%2F/?:@"
+        request.fragment = "frag ment#1"
+        #expect(request.url?.absoluteString == "https://a.b/a%20b/c:d@e!$&'()*+,;=?x=%2F/?:@#frag%20ment%231")
+    }
+
+    @Test func aResponseFromAMockCarryingABadPathHasNoURLInsteadOfTrapping() async {
+        var request = HTTPRequest(host: "a.b")
+        request.percentEncodedPath = "/a b"
+        let result = await MockLoader().then(status: .ok).load(request)
+        #expect(result.response?.url == nil)
+        #expect(result.response.map { "\($0)" }?.contains("/a b") == true)
+    }
+
+    @Test func theURLSessionLoaderRefusesABadPathBeforeSendingIt() async {
+        var request = HTTPRequest(scheme: "http", host: "127.0.0.1", port: 9)
+        request.percentEncodedPath = "/a b"
+        let error = await URLSessionLoader().load(request).error
+        #expect(error?.code == .invalidRequest)
+        #expect(error?.message.contains("' '") == true)
+    }
+
+    @Test func internationalHostsGoOutInTheirASCIIForm() {
+        #expect(HTTPRequest(host: "Bücher.example").url?.absoluteString == "https://xn--bcher-kva.example/")
+        #expect(HTTPRequest(host: "[::1]", port: 8080).url?.absoluteString == "https://[::1]:8080/")
+        #expect(message(HTTPRequest(host: "[::g]"))?.contains("IPv6") == true)
+        #expect(message(HTTPRequest(host: "[::1]x"))?.contains("IPv6") == true)
+        #expect(message(HTTPRequest(host: "bü\u{200B}cher.example"))?.contains("U+200B") == true)
+    }
+
+    // MARK: - Only http and https; an absolute URL is never retargeted
+
+    @Test(arguments: ["file:///etc/passwd", "javascript:alert(1)", "mailto:root@example.com", "data:text/plain,hi"])
+    func aURLWithAnotherSchemeFailsNamingTheSchemeAndIsNotRetargeted(text: String) async throws {
+        let url = try #require(URL(string: text))
+        let scheme = try #require(url.scheme)
+        let request = HTTPRequest(url: url)
+        #expect(message(request)?.contains("'\(scheme)'") == true)
+
+        let mock = MockLoader().then(status: .ok)
+        _ = await (ApplyEnvironment(environment: ServerEnvironment(host: "api.example.com")) --> mock).load(request)
+        #expect(mock.receivedRequests.first?.host == nil, "sent to the environment's host")
+        #expect(mock.receivedRequests.first?.url == nil)
+
+        let loaded = await
+            (ApplyEnvironment(environment: ServerEnvironment(host: "api.example.com"))
+            --> URLSessionLoader()).load(request)
+        #expect(loaded.error?.code == .invalidRequest)
+        #expect(loaded.error?.message.contains("only http and https") == true)
+    }
+
+    @Test func anHTTPURLWithoutAHostFailsAndARelativeURLIsRelative() async throws {
+        #expect(
+            message(HTTPRequest(url: try #require(URL(string: "https:///people"))))?.contains("has no host") == true)
+        let mock = MockLoader().then(status: .ok)
+        _ = await (ApplyEnvironment(environment: ServerEnvironment(host: "api.example.com")) --> mock)
+            .load(HTTPRequest(url: try #require(URL(string: "/people/42?x=1"))))
+        #expect(mock.receivedRequests.first?.url?.absoluteString == "https://api.example.com/people/42?x=1")
+    }
+
+    @Test(arguments: ["ftp", "ws", "HTTP2", "unix"])
+    func schemesOtherThanHTTPAreRefusedWhateverHowTheyWereSet(scheme: String) {
+        #expect(message(HTTPRequest(scheme: scheme, host: "a.b"))?.contains("'\(scheme)'") == true)
+    }
+
+    @Test func schemesAreNotCaseSensitive() {
+        #expect(message(HTTPRequest(scheme: "HTTPS", host: "a.b")) == nil)
+        #expect(message(HTTPRequest(scheme: "Http", host: "a.b")) == nil)
+    }
+
+    // MARK: - No body on GET, HEAD or TRACE
+
+    @Test(arguments: [HTTPMethod.get, .head, .trace])
+    func aBodyOnAMethodWithoutContentFailsBeforeSending(method: HTTPMethod) async {
+        let request = HTTPRequest(method: method, host: "a.b", body: DataBody(Data("x".utf8)))
+        let text = message(request)
+        #expect(text?.contains("\(method) request cannot have a body") == true)
+        let error = await URLSessionLoader().load(request).error
+        #expect(error?.code == .invalidRequest)
+        #expect(error?.message == text)
+    }
+
+    @Test(arguments: [HTTPMethod.post, .put, .patch, .delete, .options])
+    func otherMethodsMayCarryABody(method: HTTPMethod) {
+        #expect(message(HTTPRequest(method: method, host: "a.b", body: DataBody(Data("x".utf8)))) == nil)
+        #expect(message(HTTPRequest(method: .get, host: "a.b", body: DataBody(Data()))) == nil)  // empty is no body
+    }
+
+    @Test func theBodysHeaderFieldsAreValidatedToo() {
+        let request = HTTPRequest(method: .post, host: "a.b", body: DataBody(Data("x".utf8), contentType: "a\r\nX: 1"))
+        #expect(message(request)?.contains("the body's header field 'Content-Type'") == true)
+    }
 }

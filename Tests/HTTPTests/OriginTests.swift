@@ -18,7 +18,9 @@ import Testing
         let origin: Origin = "api.example.com"
         #expect(origin == Origin(scheme: "https", host: "api.example.com", port: 443))
         #expect(origin.description == "https://api.example.com")
-        #expect(Origin(parsing: "http://127.0.0.1:8080/ignored/path") == Origin(scheme: "http", host: "127.0.0.1", port: 8080))
+        #expect(
+            Origin(parsing: "http://127.0.0.1:8080/ignored/path")
+                == Origin(scheme: "http", host: "127.0.0.1", port: 8080))
         #expect(Origin(parsing: "http://[::1]:8080")?.host == "[::1]")
         #expect(Origin(parsing: "https://files.example.com:8443")?.description == "https://files.example.com:8443")
     }

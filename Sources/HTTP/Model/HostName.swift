@@ -33,7 +33,8 @@ enum HostName {
         if host.isEmpty { return .invalid("is empty") }
         if host.utf8.first == UInt8(ascii: "[") { return checkIPv6Literal(host) }
         if let bad = host.utf8.firstIndex(where: { $0 < 0x80 && !nameBytes[Int($0)] }) {
-            return .invalid("contains \(Describe.scalar(host.unicodeScalars[bad])), which is not allowed in a host name")
+            return .invalid(
+                "contains \(Describe.scalar(host.unicodeScalars[bad])), which is not allowed in a host name")
         }
         if host.utf8.allSatisfy({ $0 < 0x80 }) { return .valid(host) }
         return checkInternationalName(host)
