@@ -61,14 +61,14 @@ let chain =
     --> PrintLoader(redaction: .standard.adding("X-API-Key")) { print("   \($0)") }
     --> URLSessionLoader()
 
-section(4, "Basic authentication: credentials asked for once, sent only to their host, replaced after a 401")
+section(4, "Basic authentication: credentials asked for once, sent only to their origin, replaced after a 401")
 let loginScreen = DemoLogin(answers: [
     BasicCredentials(username: "user", password: "wrong-password"),
     BasicCredentials(username: "user", password: "passwd"),
 ])
 let authenticated =
     ApplyEnvironment(environment: httpbin)
-    --> Auth(loaders: [.basic: BasicAuth(hosts: [httpbin.host], delegate: loginScreen)])
+    --> Auth(loaders: [.basic: BasicAuth(origins: [Origin(base)!], delegate: loginScreen)])
     --> PrintLoader(redaction: .standard.adding("X-API-Key"), includesHeaders: true) { print("   \($0)") }
     --> URLSessionLoader()
 var protected = HTTPRequest(path: "/basic-auth/user/passwd")
@@ -79,7 +79,7 @@ elsewhere.authenticationMethod = .basic
 show(await authenticated.load(elsewhere))
 
 section(5, "OAuth 2 / OpenID Connect: log in at the local provider, refresh a 2-second token, log out")
-if let issuer = environment["OIDC_ISSUER_URL"].flatMap(URL.init(string:)), let providerHost = issuer.host {
+if let issuer = environment["OIDC_ISSUER_URL"].flatMap(URL.init(string:)), let provider = Origin(issuer) {
     let browser = DemoBrowser(subject: "alice")
     let configuration = OAuthConfiguration(
         issuer: issuer,
@@ -87,7 +87,7 @@ if let issuer = environment["OIDC_ISSUER_URL"].flatMap(URL.init(string:)), let p
         clientSecret: "demo-secret",
         redirectURI: URL(string: "http://127.0.0.1/callback")!,
         scopes: ["openid", "email"],
-        resourceHosts: [providerHost]
+        resourceOrigins: [provider]  // the provider's /userinfo, over http on loopback
     )
     let oauth = OAuth(configuration: configuration, delegate: browser)
     let sessions = Locked<[String]>([])

@@ -12,7 +12,7 @@ public protocol BasicAuthDelegate: AnyObject, Sendable {
 /// A loader that adds `Authorization: Basic …` to requests that ask for Basic authentication.
 ///
 /// ```swift
-/// let basic = BasicAuth(hosts: ["api.example.com"], delegate: loginController)
+/// let basic = BasicAuth(origins: ["api.example.com"], delegate: loginController)
 /// let chain = ApplyEnvironment(environment: .production) --> basic --> URLSessionLoader()
 ///
 /// var request = HTTPRequest(path: "/reports")
@@ -22,9 +22,18 @@ public protocol BasicAuthDelegate: AnyObject, Sendable {
 /// Which requests it authenticates, and with what:
 /// - A request whose `HTTPRequest.authenticationMethod` is `nil` (the default) needs no
 ///   authentication and passes through untouched; so does one marked for another method.
-/// - A request carrying its own `HTTPRequest.basicCredentials` is sent with those.
-/// - Otherwise the loader's credentials are used, and only for the ``hosts`` they belong to: a request for
-///   another host fails with `HTTPError.Code.cannotAuthenticate` rather than carry them there.
+/// - A request carrying its own `HTTPRequest.basicCredentials` is sent with those — over `https`, to
+///   loopback, or to one of ``origins``; never over plain `http` elsewhere (RFC 7617 §4), where it fails with
+///   `HTTPError.Code.cannotAuthenticate` instead.
+/// - Otherwise the loader's credentials are used, and only for the ``origins`` they belong to — scheme, host
+///   and port: a host name alone (`"api.example.com"`) means `https` on port 443. A request for another origin
+///   fails with `HTTPError.Code.cannotAuthenticate` rather than carry them there. To send them over plain
+///   `http`, list the `http` origin itself (`"http://127.0.0.1:8080"`).
+///
+/// Credentials that cannot be sent — a user-id containing `:`, a control character (RFC 7617 §2, see
+/// ``BasicCredentials/invalidityReason``) — fail the request before anything is sent: with
+/// `HTTPError.Code.invalidRequest` when the request carried them, `HTTPError.Code.cannotAuthenticate` when the
+/// loader or its delegate did.
 ///
 /// Without credentials, the loader asks its ``delegate`` — once: every request arriving meanwhile waits for
 /// that one answer. No delegate, or no answer, fails them all with `HTTPError.Code.cannotAuthenticate`.
@@ -58,22 +67,36 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
         var delegate = WeakDelegate()
     }
 
-    /// The hosts the loader's credentials belong to, lowercased.
-    public let hosts: Set<String>
+    /// The origins the loader's credentials belong to.
+    public let origins: Set<Origin>
+    private let scope: CredentialOrigins
     private let state = Locked(State())
 
     /// - Parameters:
-    ///   - hosts: The hosts the loader's credentials may be sent to.
+    ///   - origins: Where the loader's credentials may be sent: origins such as `"https://api.example.com:8443"`
+    ///     or `"http://127.0.0.1:8080"`, or host names, which mean `https` on port 443.
     ///   - credentials: Credentials to start with, if already known.
     ///   - delegate: Asked for credentials when there are none. Held weakly.
-    public init(hosts: Set<String>, credentials: BasicCredentials? = nil, delegate: (any BasicAuthDelegate)? = nil) {
-        self.hosts = Set(hosts.map { $0.lowercased() })
+    public init(origins: Set<Origin>, credentials: BasicCredentials? = nil, delegate: (any BasicAuthDelegate)? = nil) {
+        self.origins = origins
+        self.scope = CredentialOrigins(origins, holder: "BasicAuth's credentials")
         super.init()
         state.withLock { state in
             state.credentials = credentials
             state.delegate.value = delegate
         }
     }
+
+    /// Creates a loader whose credentials belong to `hosts`: each a host name, which means `https` on port 443,
+    /// or an origin such as `"http://127.0.0.1:8080"`.
+    public convenience init(
+        hosts: Set<String>, credentials: BasicCredentials? = nil, delegate: (any BasicAuthDelegate)? = nil
+    ) {
+        self.init(origins: CredentialOrigins.origins(fromHosts: hosts), credentials: credentials, delegate: delegate)
+    }
+
+    /// The hosts of ``origins``.
+    public var hosts: Set<String> { Set(origins.map(\.host)) }
 
     /// Asked for credentials when the loader has none. Held weakly.
     public var delegate: (any BasicAuthDelegate)? {
@@ -85,20 +108,9 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
     public var waitingCount: Int { state.withLock { $0.waiters.count } }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        if let own = request.basicCredentials {
-            return await loadNext(authorized(request, with: own))
-        }
+        if let own = request.basicCredentials { return await send(request, withItsOwn: own) }
         guard request.authenticationMethod == .basic else { return await loadNext(request) }
-        guard let host = request.host?.lowercased(), hosts.contains(host) else {
-            return .failure(
-                HTTPError(
-                    .cannotAuthenticate,
-                    request: request,
-                    message: "BasicAuth's credentials belong to \(hosts.sorted().joined(separator: ", ")), "
-                        + "not to \(request.host ?? "a request without a host")"
-                )
-            )
-        }
+        guard scope.contains(request) else { return .failure(scope.refusal(of: request)) }
 
         var staleVersion: Int?
         var replayed = false
@@ -108,6 +120,10 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
             case .credentials(let current, let currentVersion): (credentials, version) = (current, currentVersion)
             case .failed(let code, let message): return .failure(HTTPError(code, request: request, message: message))
             }
+            if let reason = credentials.invalidityReason {
+                return .failure(
+                    HTTPError(.cannotAuthenticate, request: request, message: "BasicAuth's credentials: \(reason)"))
+            }
             let result = await loadNext(authorized(request, with: credentials))
             guard case .success(let response) = result, response.status == .unauthorized, !replayed else {
                 return result
@@ -115,6 +131,26 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
             replayed = true
             staleVersion = version
         }
+    }
+
+    /// Sends a request with the credentials it carries: checked, and never over plain `http` to a server that is
+    /// neither loopback nor one of ``origins``.
+    private func send(_ request: HTTPRequest, withItsOwn credentials: BasicCredentials) async -> HTTPResult {
+        if let reason = credentials.invalidityReason {
+            return .failure(
+                HTTPError(.invalidRequest, request: request, message: "the request's Basic credentials: \(reason)"))
+        }
+        if let origin = request.origin, !origin.isSecure, !origin.isLoopback, !scope.contains(request) {
+            return .failure(
+                HTTPError(
+                    .cannotAuthenticate,
+                    request: request,
+                    message: "BasicAuth does not send credentials over plain http to \(origin) (RFC 7617 §4); use "
+                        + "https, or list the origin in BasicAuth's origins to allow it"
+                )
+            )
+        }
+        return await loadNext(authorized(request, with: credentials))
     }
 
     private func authorized(_ request: HTTPRequest, with credentials: BasicCredentials) -> HTTPRequest {

@@ -21,6 +21,28 @@ public struct BasicCredentials: Sendable, Hashable, Codable, CustomStringConvert
         "Basic " + Data("\(username):\(password)".utf8).base64EncodedString()
     }
 
+    /// Why these credentials cannot be sent, or `nil` when they can.
+    ///
+    /// RFC 7617 §2: a user-id containing `:` cannot be told from the password that follows it (the server would
+    /// read the user `a` and the password `b:c` from `a:b` and `c`), and neither part may contain control
+    /// characters. ``BasicAuth`` refuses such credentials before anything is sent. The message never quotes the
+    /// password.
+    public var invalidityReason: String? {
+        if let colon = username.firstIndex(of: ":") {
+            let position = username.distance(from: username.startIndex, to: colon) + 1
+            return "the user-id contains ':' (character \(position)), which RFC 7617 §2 forbids: the server would "
+                + "read the user-id up to it and take the rest as part of the password"
+        }
+        for (part, text) in [("user-id", username), ("password", password)] {
+            if let control = text.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
+                let hex = String(control.value, radix: 16, uppercase: true)
+                let code = "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+                return "the \(part) contains the control character \(code), which RFC 7617 §2 forbids"
+            }
+        }
+        return nil
+    }
+
     /// The user name only; the password never appears in descriptions or logs.
     public var description: String { "BasicCredentials(username: \(username), password: <redacted>)" }
 }

@@ -157,7 +157,7 @@ import Testing
         #expect(await chain.load(basicRequest(host: "api.EXAMPLE.com")).response?.status == .ok)
         let foreign = await chain.load(basicRequest(host: "evil.example.net"))
         #expect(foreign.error?.code == .cannotAuthenticate)
-        #expect(foreign.error?.message.contains("not to evil.example.net") == true)
+        #expect(foreign.error?.message.contains("not to https://evil.example.net") == true)
         #expect(mock.receivedRequests.count == 1)
     }
 }
@@ -174,7 +174,7 @@ struct BasicAuthIntegrationTests {
 
     @Test func authenticatesAgainstHTTPBin() async throws {
         let delegate = ScriptedDelegate(answers: [BasicCredentials(username: "user", password: "passwd")])
-        let chain = BasicAuth(hosts: [base.host!], delegate: delegate) --> URLSessionLoader()
+        let chain = BasicAuth(origins: [try #require(Origin(base))], delegate: delegate) --> URLSessionLoader()
         let response = try await chain.load(request("/basic-auth/user/passwd")).get()
         #expect(response.status == .ok)
         let hidden = try await chain.load(request("/hidden-basic-auth/user/passwd")).get()
@@ -187,7 +187,7 @@ struct BasicAuthIntegrationTests {
             BasicCredentials(username: "user", password: "wrong"),
             BasicCredentials(username: "user", password: "passwd"),
         ])
-        let chain = BasicAuth(hosts: [base.host!], delegate: delegate) --> URLSessionLoader()
+        let chain = BasicAuth(origins: [try #require(Origin(base))], delegate: delegate) --> URLSessionLoader()
         let response = try await chain.load(request("/basic-auth/user/passwd")).get()
         #expect(response.status == .ok)
         #expect(delegate.timesAsked == 2)
@@ -196,7 +196,7 @@ struct BasicAuthIntegrationTests {
     @Test func hiddenBasicAuthAnswers404ToWrongCredentials() async throws {
         // httpbin's hidden variant answers 404, not 401, so the loader has no reason to ask again.
         let delegate = ScriptedDelegate(answers: [BasicCredentials(username: "user", password: "wrong")])
-        let chain = BasicAuth(hosts: [base.host!], delegate: delegate) --> URLSessionLoader()
+        let chain = BasicAuth(origins: [try #require(Origin(base))], delegate: delegate) --> URLSessionLoader()
         let response = try await chain.load(request("/hidden-basic-auth/user/passwd")).get()
         #expect(response.status == .notFound)
         #expect(delegate.timesAsked == 1)

@@ -78,7 +78,7 @@ struct OAuthIntegrationTests {
             clientSecret: "any-secret",  // the provider accepts any secret, but wants one
             redirectURI: URL(string: "http://127.0.0.1/callback")!,
             scopes: ["openid", "email"],
-            resourceHosts: [issuer.host!]
+            resourceOrigins: [Origin(issuer)!]
         )
         configuration.refreshWindow = refreshWindow
         let offset = clockOffset

@@ -34,9 +34,9 @@ extension ServerEnvironment {
     public static let inProcess = ServerEnvironment(host: "api.example.com")
 }
 
-/// An OAuth configuration for `host`, with endpoints that are never contacted: the benchmarks' loaders start
-/// with valid credentials.
-func benchmarkOAuthConfiguration(host: String) -> OAuthConfiguration {
+/// An OAuth configuration for `environment`'s origin, with endpoints that are never contacted: the benchmarks'
+/// loaders start with valid credentials.
+func benchmarkOAuthConfiguration(environment: ServerEnvironment) -> OAuthConfiguration {
     OAuthConfiguration(
         endpoints: .known(
             OAuthEndpoints(
@@ -45,7 +45,7 @@ func benchmarkOAuthConfiguration(host: String) -> OAuthConfiguration {
             )),
         clientID: "benchmarks",
         redirectURI: URL(string: "com.example.benchmarks:/callback")!,
-        resourceHosts: [host]
+        resourceOrigins: [Origin(scheme: environment.scheme, host: environment.host, port: environment.port)]
     )
 }
 
@@ -109,7 +109,7 @@ public enum DefaultChainLink: String, CaseIterable, Sendable {
         case .auth:
             Auth(loaders: [
                 .oauth: OAuth(
-                    configuration: benchmarkOAuthConfiguration(host: environment.host),
+                    configuration: benchmarkOAuthConfiguration(environment: environment),
                     credentials: validBenchmarkCredentials()
                 )
             ])

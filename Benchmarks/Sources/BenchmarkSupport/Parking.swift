@@ -55,7 +55,7 @@ extension ParkingCase {
     public static let tokenRefresh = ParkingCase(name: "OAuth, pending refresh") {
         let server = TokenServer(holdsTokenRequests: true)
         let oauth = OAuth(
-            configuration: benchmarkOAuthConfiguration(host: ServerEnvironment.inProcess.host),
+            configuration: benchmarkOAuthConfiguration(environment: .inProcess),
             credentials: expiredBenchmarkCredentials()
         )
         let chain = oauth --> server
@@ -140,7 +140,7 @@ public struct RefreshStormMeasurement: Sendable {
 public func measureRefreshStorm(count: Int) async -> RefreshStormMeasurement {
     let server = TokenServer(holdsTokenRequests: false)
     let oauth = OAuth(
-        configuration: benchmarkOAuthConfiguration(host: ServerEnvironment.inProcess.host),
+        configuration: benchmarkOAuthConfiguration(environment: .inProcess),
         credentials: expiredBenchmarkCredentials()
     )
     let chain = makeDefaultChain(terminal: server, auth: oauth)

@@ -108,6 +108,19 @@ extension Origin: ExpressibleByStringLiteral {
     }
 }
 
+extension Origin {
+    /// Whether `request` goes to this origin: the same as `request.origin == self`, without building an origin
+    /// for the common request, whose host is ASCII. Authentication loaders ask this on every request.
+    package func isOrigin(of request: HTTPRequest) -> Bool {
+        guard let requestHost = request.host, HTTPHeaders.namesMatch(request.scheme, scheme) else { return false }
+        guard (request.port ?? Self.defaultPort(forScheme: scheme)) == port else { return false }
+        if requestHost.utf8.allSatisfy({ $0 < 0x80 }) {
+            return HTTPHeaders.namesMatch(requestHost, host)
+        }
+        return Origin(scheme: scheme, host: requestHost, port: port) == self
+    }
+}
+
 extension HTTPRequest {
     /// The origin this request goes to, or `nil` while it has no host (a relative request, before
     /// ``ApplyEnvironment`` fills one in).

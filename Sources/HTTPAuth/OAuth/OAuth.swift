@@ -14,8 +14,9 @@ public import HTTP
 ///
 /// ## Which requests, and where tokens go
 /// A request whose `HTTPRequest.authenticationMethod` is not `.oauth` passes through untouched. A request
-/// for a host outside ``OAuthConfiguration/resourceHosts`` fails with `HTTPError.Code.cannotAuthenticate`
-/// rather than carry the token there. The loader's own requests — discovery, token, revocation — go down the
+/// for an origin outside ``OAuthConfiguration/resourceOrigins`` — another scheme, host or port; a host name
+/// alone means `https` on port 443 — fails with `HTTPError.Code.cannotAuthenticate` rather than carry the
+/// token there (RFC 6750 §5.3: bearer tokens go over plain `http` only to an `http` origin the app lists). The loader's own requests — discovery, token, revocation — go down the
 /// chain unauthenticated, bypass `Throttle`, and never come back through `OAuth`, so they cannot trigger a
 /// refresh themselves.
 ///
@@ -148,8 +149,8 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
 
     /// How the loader talks to its authorization server.
     public let configuration: OAuthConfiguration
-    /// The resource hosts, lowercased, as an array: comparing one or two names beats hashing them.
-    private let resourceHosts: [String]
+    /// Where tokens may go.
+    private let resourceOrigins: CredentialOrigins
     let now: @Sendable () -> Date
     private let state: Locked<State>
 
@@ -166,7 +167,7 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.configuration = configuration
-        self.resourceHosts = Array(configuration.resourceHosts)
+        self.resourceOrigins = CredentialOrigins(configuration.resourceOrigins, holder: "OAuth's tokens")
         self.now = now
         self.state = Locked(State(refreshWindow: configuration.refreshWindow))
         super.init()
@@ -247,22 +248,10 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         return await send(request, answer: await currentCredentials(rejecting: nil))
     }
 
-    /// A failure for a request to a host the tokens are not for, or `nil` for a resource host.
+    /// A failure for a request to an origin the tokens are not for, or `nil` for a resource origin.
     @inline(never)
     private func refusalOfHost(_ request: HTTPRequest) -> HTTPResult? {
-        if let host = request.host,
-            resourceHosts.contains(host) || resourceHosts.contains(host.lowercased())
-        {
-            return nil
-        }
-        return .failure(
-            HTTPError(
-                .cannotAuthenticate,
-                request: request,
-                message: "OAuth tokens are for \(configuration.resourceHosts.sorted().joined(separator: ", ")), "
-                    + "not for \(request.host ?? "a request without a host")"
-            )
-        )
+        resourceOrigins.contains(request) ? nil : .failure(resourceOrigins.refusal(of: request))
     }
 
     /// Sends a request that waited for a flow with the flow's answer.

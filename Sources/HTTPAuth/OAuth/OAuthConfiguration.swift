@@ -1,4 +1,5 @@
 public import Foundation
+public import HTTP
 
 /// The authorization server's endpoints, as an OpenID Connect discovery document lists them.
 public struct OAuthEndpoints: Sendable, Hashable, Decodable {
@@ -48,7 +49,7 @@ public struct OAuthEndpoints: Sendable, Hashable, Decodable {
 ///     issuer: URL(string: "https://id.example.com")!,
 ///     clientID: "my-app",
 ///     redirectURI: URL(string: "com.example.app:/oauth/callback")!,
-///     resourceHosts: ["api.example.com"]
+///     resourceOrigins: ["api.example.com"]   // https://api.example.com:443, and nowhere else
 /// )
 /// ```
 public struct OAuthConfiguration: Sendable {
@@ -94,8 +95,17 @@ public struct OAuthConfiguration: Sendable {
     public var redirectURI: URL
     /// Scopes to ask for; `openid` makes the server return an ID token, which is then validated.
     public var scopes: [String]
-    /// The hosts access tokens are sent to. A request for another host fails rather than carry the token there.
-    public var resourceHosts: Set<String>
+    /// The origins access tokens are sent to: scheme, host and port. A request for another origin fails rather
+    /// than carry the token there. A host name alone means `https` on port 443; tokens go over plain `http`
+    /// only to an `http` origin listed here (`"http://127.0.0.1:8080"`).
+    public var resourceOrigins: Set<Origin>
+
+    /// The hosts of ``resourceOrigins``; setting it makes each host name an `https` origin on port 443 (or
+    /// reads it as an origin, if it has a scheme).
+    public var resourceHosts: Set<String> {
+        get { Set(resourceOrigins.map(\.host)) }
+        set { resourceOrigins = CredentialOrigins.origins(fromHosts: newValue) }
+    }
     /// Refresh a token this long before it expires, or when half its lifetime is left if that is sooner
     /// (a token that lives 2 s is refreshed after 1 s, not at once). 60 s by default.
     public var refreshWindow: Duration
@@ -114,13 +124,44 @@ public struct OAuthConfiguration: Sendable {
     ///   - clientSecret: The secret of a confidential client.
     ///   - redirectURI: The registered redirect URI.
     ///   - scopes: Scopes to ask for; `["openid"]` by default.
-    ///   - resourceHosts: The hosts tokens may be sent to.
+    ///   - resourceOrigins: The origins tokens may be sent to; a host name means `https` on port 443.
     ///   - refreshWindow: How long before expiry to refresh; 60 s by default.
     ///   - onInvalidGrant: What a rejected refresh token leads to; login by default.
     ///   - refreshLimit: The refresh-loop guard; 5 a minute by default.
     ///   - allowedClockSkew: Clock skew allowed when checking ID tokens; 5 minutes by default.
     ///   - postLogoutRedirectURI: Sent with the end-session request, if set.
     ///   - additionalAuthorizationParameters: Sent with the authorization request.
+    public init(
+        endpoints: Endpoints,
+        clientID: String,
+        clientSecret: String? = nil,
+        redirectURI: URL,
+        scopes: [String] = ["openid"],
+        resourceOrigins: Set<Origin>,
+        refreshWindow: Duration = .seconds(60),
+        onInvalidGrant: InvalidGrantPolicy = .logIn,
+        refreshLimit: RefreshLimit = .standard,
+        allowedClockSkew: Duration = .seconds(300),
+        postLogoutRedirectURI: URL? = nil,
+        additionalAuthorizationParameters: [URLQueryItem] = []
+    ) {
+        self.endpoints = endpoints
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.redirectURI = redirectURI
+        self.scopes = scopes
+        self.resourceOrigins = resourceOrigins
+        self.refreshWindow = refreshWindow
+        self.onInvalidGrant = onInvalidGrant
+        self.refreshLimit = refreshLimit
+        self.allowedClockSkew = allowedClockSkew
+        self.postLogoutRedirectURI = postLogoutRedirectURI
+        self.additionalAuthorizationParameters = additionalAuthorizationParameters
+    }
+
+    /// A configuration whose tokens go to `resourceHosts`: each a host name, which means `https` on port 443, or an
+    /// origin such as `"http://127.0.0.1:8080"`. The other parameters are those of
+    /// ``init(endpoints:clientID:clientSecret:redirectURI:scopes:resourceOrigins:refreshWindow:onInvalidGrant:refreshLimit:allowedClockSkew:postLogoutRedirectURI:additionalAuthorizationParameters:)``.
     public init(
         endpoints: Endpoints,
         clientID: String,
@@ -135,18 +176,13 @@ public struct OAuthConfiguration: Sendable {
         postLogoutRedirectURI: URL? = nil,
         additionalAuthorizationParameters: [URLQueryItem] = []
     ) {
-        self.endpoints = endpoints
-        self.clientID = clientID
-        self.clientSecret = clientSecret
-        self.redirectURI = redirectURI
-        self.scopes = scopes
-        self.resourceHosts = Set(resourceHosts.map { $0.lowercased() })
-        self.refreshWindow = refreshWindow
-        self.onInvalidGrant = onInvalidGrant
-        self.refreshLimit = refreshLimit
-        self.allowedClockSkew = allowedClockSkew
-        self.postLogoutRedirectURI = postLogoutRedirectURI
-        self.additionalAuthorizationParameters = additionalAuthorizationParameters
+        self.init(
+            endpoints: endpoints, clientID: clientID, clientSecret: clientSecret, redirectURI: redirectURI,
+            scopes: scopes, resourceOrigins: CredentialOrigins.origins(fromHosts: resourceHosts),
+            refreshWindow: refreshWindow, onInvalidGrant: onInvalidGrant, refreshLimit: refreshLimit,
+            allowedClockSkew: allowedClockSkew, postLogoutRedirectURI: postLogoutRedirectURI,
+            additionalAuthorizationParameters: additionalAuthorizationParameters
+        )
     }
 
     /// A configuration whose endpoints are discovered from `issuer`.
@@ -156,7 +192,7 @@ public struct OAuthConfiguration: Sendable {
         clientSecret: String? = nil,
         redirectURI: URL,
         scopes: [String] = ["openid"],
-        resourceHosts: Set<String>
+        resourceOrigins: Set<Origin>
     ) {
         self.init(
             endpoints: .discover(issuer: issuer),
@@ -164,7 +200,22 @@ public struct OAuthConfiguration: Sendable {
             clientSecret: clientSecret,
             redirectURI: redirectURI,
             scopes: scopes,
-            resourceHosts: resourceHosts
+            resourceOrigins: resourceOrigins
         )
+    }
+
+    /// A configuration whose endpoints are discovered from `issuer` and whose tokens go to `resourceHosts`: each a
+    /// host name, which means `https` on port 443, or an origin such as `"http://127.0.0.1:8080"`.
+    public init(
+        issuer: URL,
+        clientID: String,
+        clientSecret: String? = nil,
+        redirectURI: URL,
+        scopes: [String] = ["openid"],
+        resourceHosts: Set<String>
+    ) {
+        self.init(
+            issuer: issuer, clientID: clientID, clientSecret: clientSecret, redirectURI: redirectURI, scopes: scopes,
+            resourceOrigins: CredentialOrigins.origins(fromHosts: resourceHosts))
     }
 }
