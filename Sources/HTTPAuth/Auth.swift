@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// ```swift
 /// let auth = Auth(loaders: [
-///     .basic: BasicAuth(hosts: ["legacy.example.com"], delegate: basicLogin),
+///     .basic: BasicAuth(origins: ["legacy.example.com"], delegate: basicLogin),
 ///     .oauth: oauthLoader,
 /// ])
 /// let chain = ApplyEnvironment(environment: .production) --> auth --> Retry() --> URLSessionLoader()

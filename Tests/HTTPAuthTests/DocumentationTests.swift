@@ -25,7 +25,7 @@ final class LoginController: BasicAuthDelegate {
 // Authentication.md, "Assemble the chain". Builds a URLSessionLoader, never loads through it.
 func makeAuthenticatedChain(login: LoginController) -> HTTPLoader {
     ApplyEnvironment(environment: ServerEnvironment(host: "api.example.com"))
-        --> Auth(loaders: [.basic: BasicAuth(hosts: ["api.example.com"], delegate: login)])
+        --> Auth(loaders: [.basic: BasicAuth(origins: ["api.example.com"], delegate: login)])
         --> Retry()
         --> URLSessionLoader()
 }
@@ -37,7 +37,7 @@ func makeOAuthConfiguration() -> OAuthConfiguration {
         clientID: "my-app",
         redirectURI: URL(string: "com.example.app:/oauth/callback")!,
         scopes: ["openid", "profile", "offline_access"],
-        resourceHosts: ["api.example.com"]
+        resourceOrigins: ["api.example.com"]
     )
 }
 
@@ -76,7 +76,7 @@ final class SessionController: OAuthDelegate {
 func makeProductionChain(session: SessionController, login: LoginController) -> HTTPLoader {
     ApplyEnvironment(environment: ServerEnvironment(host: "api.example.com"))
         --> Auth(loaders: [
-            .basic: BasicAuth(hosts: ["legacy.example.com"], delegate: login),
+            .basic: BasicAuth(origins: ["legacy.example.com"], delegate: login),
             .oauth: OAuth(configuration: makeOAuthConfiguration(), delegate: session),
         ])
         --> Retry()
@@ -110,7 +110,7 @@ func watchSession(of oauth: OAuth) async {
 @Test func sendsTheCredentialsOnce() async {
     let mock = MockLoader().then(status: .ok)
     let chain =
-        BasicAuth(hosts: ["api.example.com"], credentials: BasicCredentials(username: "ann", password: "pw"))
+        BasicAuth(origins: ["api.example.com"], credentials: BasicCredentials(username: "ann", password: "pw"))
         --> mock
     var request = HTTPRequest(host: "api.example.com", path: "/reports")
     request.authenticationMethod = .basic
@@ -124,7 +124,7 @@ func watchSession(of oauth: OAuth) async {
         let mock = MockLoader().then(status: .ok)
         let chain =
             ApplyEnvironment(environment: ServerEnvironment(host: "api.example.com"))
-            --> Auth(loaders: [.basic: BasicAuth(hosts: ["api.example.com"], delegate: login)])
+            --> Auth(loaders: [.basic: BasicAuth(origins: ["api.example.com"], delegate: login)])
             --> mock
         _ = await chain.load(reportsRequest())
         let expected = BasicCredentials(username: "ann", password: "s3cret").authorizationHeaderValue
