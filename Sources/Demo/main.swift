@@ -74,9 +74,12 @@ let authenticated =
 var protected = HTTPRequest(path: "/basic-auth/user/passwd")
 protected.authenticationMethod = .basic
 show(await authenticated.load(protected)) { "\($0.status) after asking the delegate \(loginScreen.timesAsked) times" }
-var elsewhere = HTTPRequest(url: URL(string: "http://localhost:\(httpbin.port ?? 80)/headers")!)
-elsewhere.authenticationMethod = .basic
-show(await authenticated.load(elsewhere))
+// Another origin: the same server under another name, and the same host over another scheme.
+for url in ["http://localhost:\(httpbin.port ?? 80)/headers", "https://\(httpbin.host):\(httpbin.port ?? 80)/headers"] {
+    var elsewhere = HTTPRequest(url: URL(string: url)!)
+    elsewhere.authenticationMethod = .basic
+    show(await authenticated.load(elsewhere))
+}
 
 section(5, "OAuth 2 / OpenID Connect: log in at the local provider, refresh a 2-second token, log out")
 if let issuer = environment["OIDC_ISSUER_URL"].flatMap(URL.init(string:)), let provider = Origin(issuer) {
@@ -151,9 +154,16 @@ show(await chain.load(HTTPRequest(path: "/status/404"))) {
     "status \($0.status) — the connection layer decides what it means"
 }
 
-section(9, "Bad input fails before anything is sent")
+section(9, "Bad input fails before anything is sent, and never crashes")
+// Foundation's URLComponents traps on this path; the chain checks it first and names the character.
+var unencoded = HTTPRequest(path: "/")
+unencoded.percentEncodedPath = "/a b"
+show(await chain.load(unencoded))
 show(await chain.load(HTTPRequest(path: "/headers", headers: ["X-Note": "hello\r\nX-Injected: evil"])))
 show(await chain.load(HTTPRequest(method: .post, path: "/anything", body: JSONBody(["ratio": Double.nan]))))
+// An absolute URL is never sent to the environment's host, whatever its scheme.
+show(await chain.load(HTTPRequest(url: URL(string: "file:///etc/passwd")!)))
+show(await chain.load(HTTPRequest(method: .get, path: "/get", body: DataBody(Data("a body".utf8)))))
 
 section(10, "Credentials never follow a redirect to another origin")
 var redirect = HTTPRequest(url: base.appendingPathComponent("/redirect-to"))
