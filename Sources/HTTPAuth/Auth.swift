@@ -13,17 +13,18 @@ import Synchronization
 /// ```
 ///
 /// - A request with no method (`nil`, the default) passes through unauthenticated.
-/// - A request with a registered method goes through that method's loader.
+/// - A request with a registered method goes through that method's loader, which authenticates it: an
+///   ``OAuth`` or ``BasicAuth`` loader registered under a method of your own (`.partnerAPI: partnerOAuth`)
+///   authenticates that method's requests as it does `.oauth` or `.basic` ones.
 /// - A request with a method nobody registered fails with `HTTPError.Code.cannotAuthenticate`.
 ///
 /// ## One downstream, reset once
 ///
 /// Every sub-loader sends its requests to the same place: a private guard in front of `Auth`'s own next
 /// loader (setting ``nextLoader`` on `Auth` sets it behind that guard). The guard passes loads through and
-/// refuses them with `HTTPError.Code.resetInProgress` while `Auth` resets. The sub-loaders' resets
-/// stop at the guard: ``reset()`` resets every sub-loader (logging out of each), waits for all of them, and
-/// then resets the rest of the chain exactly once — where a chain in which every sub-loader forwarded its
-/// reset would reset it once per sub-loader.
+/// refuses them with `HTTPError.Code.resetInProgress` during a reset, except a sub-loader's own reset traffic
+/// (an OAuth logout's token revocation). `Auth` lists its sub-loaders and the guard as its ``nextLoaders``, so a
+/// reset reaches each sub-loader once (logging out of each) and the rest of the chain once.
 // Safety: `loaders`, `routes` and `downstream` are immutable; the downstream guard's reset counter is atomic.
 public final class Auth: HTTPLoader, @unchecked Sendable {
     /// The loader for each method.
@@ -35,7 +36,7 @@ public final class Auth: HTTPLoader, @unchecked Sendable {
     /// - Parameter loaders: The loader for each authentication method. Their next loader is set here.
     public init(loaders: [AuthenticationMethod: HTTPLoader]) {
         self.loaders = loaders
-        self.routes = loaders.map { ($0.key, $0.value) }
+        self.routes = loaders.sorted { $0.key.rawValue < $1.key.rawValue }.map { ($0.key, $0.value) }
         super.init()
         for loader in loaders.values { loader.nextLoader = downstream }
     }
@@ -46,10 +47,15 @@ public final class Auth: HTTPLoader, @unchecked Sendable {
         set { downstream.nextLoader = newValue }
     }
 
+    /// The sub-loaders, then the guard in front of the rest of the chain.
+    public override var nextLoaders: [HTTPLoader] {
+        routes.map(\.loader) + [downstream]
+    }
+
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
         guard let method = request.authenticationMethod else { return await downstream.load(request) }
         guard let loader = routes.first(where: { $0.method == method })?.loader else {
-            let known = loaders.keys.map(\.rawValue).sorted().joined(separator: ", ")
+            let known = routes.map(\.method.rawValue).joined(separator: ", ")
             return .failure(
                 HTTPError(
                     .cannotAuthenticate,
@@ -58,30 +64,22 @@ public final class Auth: HTTPLoader, @unchecked Sendable {
                 )
             )
         }
-        return await loader.load(request)
-    }
-
-    /// Resets every sub-loader, then the rest of the chain once.
-    public override func reset() async {
-        downstream.beginReset()
-        await withTaskGroup(of: Void.self) { group in
-            for loader in loaders.values { group.addTask { await loader.reset() } }
-        }
-        await downstream.nextLoader?.reset()
-        downstream.endReset()
+        var routed = request
+        routed.authenticatingLoader = ObjectIdentifier(loader)
+        return await loader.load(routed)
     }
 }
 
-/// The guard between ``Auth``'s sub-loaders and `Auth`'s next loader: forwards loads, refuses them while
-/// `Auth` resets, and keeps the sub-loaders' resets from reaching further.
+/// The guard between ``Auth``'s sub-loaders and `Auth`'s next loader: forwards loads, and refuses them during a
+/// reset.
 // Safety: the reset counter is atomic.
 private final class SharedDownstream: HTTPLoader, @unchecked Sendable {
     /// Read on every load, written only by resets: an atomic counter rather than a lock.
     private let resetsInProgress = Atomic<Int>(0)
 
     override func load(_ request: HTTPRequest) async -> HTTPResult {
-        // A sub-loader's own requests pass: logging out may revoke tokens while `Auth` resets.
-        if resetsInProgress.load(ordering: .acquiring) > 0, !request.isAuthorizationServerTraffic {
+        // A sub-loader's own reset traffic passes: logging out revokes tokens.
+        if resetsInProgress.load(ordering: .acquiring) > 0, !request.isPartOfReset {
             return .failure(
                 HTTPError(.resetInProgress, request: request, message: "refused by Auth while the chain resets")
             )
@@ -89,9 +87,26 @@ private final class SharedDownstream: HTTPLoader, @unchecked Sendable {
         return await loadNext(request)
     }
 
-    /// A sub-loader's reset ends here; ``Auth/reset()`` resets what follows, once.
-    override func reset() async {}
+    override func beginReset(_ mode: ResetMode) { resetsInProgress.add(1, ordering: .sequentiallyConsistent) }
+    override func endReset() { resetsInProgress.subtract(1, ordering: .sequentiallyConsistent) }
+}
 
-    func beginReset() { resetsInProgress.add(1, ordering: .sequentiallyConsistent) }
-    func endReset() { resetsInProgress.subtract(1, ordering: .sequentiallyConsistent) }
+/// The loader ``Auth`` routed a request to, so that a loader registered under a method of the app's own
+/// authenticates that method's requests.
+enum AuthenticatingLoader: HTTPRequestOption {
+    static let defaultOptionValue: ObjectIdentifier? = nil
+}
+
+extension HTTPRequest {
+    /// The sub-loader ``Auth`` routed this request to, if any.
+    var authenticatingLoader: ObjectIdentifier? {
+        get { self[option: AuthenticatingLoader.self] }
+        set { self[option: AuthenticatingLoader.self] = newValue }
+    }
+
+    /// Whether `loader`, which authenticates `method` requests on its own, should authenticate this one: it is a
+    /// `method` request, or ``Auth`` routed it to `loader` under another method.
+    func isForAuthenticatingLoader(_ loader: HTTPLoader, nativeMethod method: AuthenticationMethod) -> Bool {
+        authenticationMethod == method || authenticatingLoader == ObjectIdentifier(loader)
+    }
 }

@@ -44,8 +44,11 @@ public protocol BasicAuthDelegate: AnyObject, Sendable {
 /// request sent with credentials that have since been replaced is replayed once with the current ones,
 /// without asking. Either way a request is replayed at most once, so wrong credentials cannot loop.
 ///
-/// ``reset()`` forgets the credentials and fails waiting requests with
-/// `HTTPError.Code.resetInProgress`.
+/// A reset fails waiting requests with `HTTPError.Code.resetInProgress` at once, refuses to authenticate (or
+/// replay) requests while it runs, and forgets the credentials once the chain is quiet.
+///
+/// When the loader gives up after a `401` — no delegate, no answer, a reset — the error carries that response,
+/// with its `WWW-Authenticate`.
 // Safety: configuration is immutable; credentials, waiters and the delegate live in `state`, behind a lock.
 public final class BasicAuth: HTTPLoader, @unchecked Sendable {
     private enum Answer: Sendable {
@@ -62,6 +65,7 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
         var version = 0
         var isAsking = false
         var generation = 0
+        var resetsInProgress = 0
         /// Requests waiting for the delegate; a woken one takes its answer here, under the lock.
         var waiters = Waiters<Answer>()
         var delegate = WeakDelegate()
@@ -109,26 +113,28 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
         if let own = request.basicCredentials { return await send(request, withItsOwn: own) }
-        guard request.authenticationMethod == .basic else { return await loadNext(request) }
+        guard request.isForAuthenticatingLoader(self, nativeMethod: .basic) else { return await loadNext(request) }
         guard scope.contains(request) else { return .failure(scope.refusal(of: request)) }
 
         var staleVersion: Int?
-        var replayed = false
+        var refused: HTTPResponse?
         while true {
             let (credentials, version): (BasicCredentials, Int)
             switch await currentCredentials(replacingVersion: staleVersion) {
             case .credentials(let current, let currentVersion): (credentials, version) = (current, currentVersion)
-            case .failed(let code, let message): return .failure(HTTPError(code, request: request, message: message))
+            case .failed(let code, let message):
+                // After a 401, the error keeps it: its WWW-Authenticate says what the server wanted.
+                return .failure(HTTPError(code, request: request, message: message, response: refused))
             }
             if let reason = credentials.invalidityReason {
                 return .failure(
                     HTTPError(.cannotAuthenticate, request: request, message: "BasicAuth's credentials: \(reason)"))
             }
             let result = await loadNext(authorized(request, with: credentials))
-            guard case .success(let response) = result, response.status == .unauthorized, !replayed else {
+            guard case .success(let response) = result, response.status == .unauthorized, refused == nil else {
                 return result
             }
-            replayed = true
+            refused = response
             staleVersion = version
         }
     }
@@ -167,6 +173,11 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let decision = state.withLock { state -> (answered: Bool, (any BasicAuthDelegate)?, Int)? in
+                    if state.resetsInProgress > 0 {
+                        state.waiters.answerUnparked(
+                            id, with: .failed(.resetInProgress, "BasicAuth is resetting; the request was not sent"))
+                        return (true, nil, 0)
+                    }
                     if let staleVersion, staleVersion == state.version { state.credentials = nil }
                     if let credentials = state.credentials {
                         state.waiters.answerUnparked(id, with: .credentials(credentials, version: state.version))
@@ -215,6 +226,11 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
             guard state.isAsking, state.generation == generation else { return [] }
             state.isAsking = false
             guard let credentials else { return state.waiters.answerAll(with: .failed(.cannotAuthenticate, reason)) }
+            if let invalidity = credentials.invalidityReason {
+                // Not kept: the next request asks again.
+                return state.waiters.answerAll(
+                    with: .failed(.cannotAuthenticate, "the delegate's credentials cannot be sent: \(invalidity)"))
+            }
             state.credentials = credentials
             state.version += 1
             return state.waiters.answerAll(with: .credentials(credentials, version: state.version))
@@ -222,18 +238,29 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Forgets the credentials, fails the requests waiting for them with
-    /// `HTTPError.Code.resetInProgress`, then resets the rest of the chain.
-    public override func reset() async {
+    /// Fails the requests waiting for credentials with `HTTPError.Code.resetInProgress`, ignores an answer still
+    /// on its way, and refuses to authenticate requests until the reset ends.
+    public override func beginReset(_ mode: ResetMode) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.credentials = nil
-            state.version += 1
+            state.resetsInProgress += 1
             state.isAsking = false
-            state.generation += 1  // an answer still on its way is ignored
+            state.generation += 1
             return state.waiters.answerAll(
                 with: .failed(.resetInProgress, "the credentials were reset while this request waited"))
         }
         for waiter in waiters { waiter.resume() }
-        await super.reset()
+    }
+
+    /// Forgets the credentials.
+    public override func reset() async {
+        guard isTakingPartInReset else { return await super.reset() }
+        state.withLock { state in
+            state.credentials = nil
+            state.version += 1
+        }
+    }
+
+    public override func endReset() {
+        state.withLock { $0.resetsInProgress -= 1 }
     }
 }

@@ -22,7 +22,8 @@
 ///   is a response.
 /// - Cancellation is the caller's task cancellation. A loader that waits (for a slot, a delay,
 ///   credentials) stops waiting at once when the task is cancelled and returns ``HTTPError/Code/cancelled``.
-/// - ``reset()`` propagates down the chain and returns once the chain has quiesced.
+/// - ``reset()`` resets the whole chain below and returns once it has quiesced; once it has begun, no request
+///   leaves the chain that had not already left it (see ``reset(mode:)``).
 ///
 /// ## Writing a loader
 ///
@@ -80,12 +81,21 @@ open class HTTPLoader: @unchecked Sendable {
         await loadNext(request)
     }
 
-    /// Hands `request` to ``nextLoader``, as the default ``load(_:)`` does. The package's loaders call this
-    /// rather than `super.load(_:)`: inlined, it saves an async call per loader on every request.
+    /// Hands `request` to ``nextLoader``, as the default ``load(_:)`` does — unless the task is cancelled: the
+    /// first loader that sees a cancelled load stops it, rather than carry it to the terminal. The package's
+    /// loaders call this rather than `super.load(_:)`: inlined, it saves an async call per loader on every
+    /// request.
     @inlinable
     package final func loadNext(_ request: HTTPRequest) async -> HTTPResult {
         guard let nextLoader else { return .failure(endOfChain(request)) }
+        if Task.isCancelled { return .failure(cancelledBeforeSending(request)) }
         return await nextLoader.load(request)
+    }
+
+    /// The failure of a load whose task was cancelled before this loader passed it on.
+    @usableFromInline
+    package final func cancelledBeforeSending(_ request: HTTPRequest) -> HTTPError {
+        HTTPError(.cancelled, request: request, message: "cancelled before \(type(of: self)) passed it on")
     }
 
     /// The failure of a loader with no next loader to send a request to.
@@ -98,12 +108,118 @@ open class HTTPLoader: @unchecked Sendable {
         )
     }
 
-    /// Resets the chain from this loader down, and returns when it has quiesced.
+    // MARK: - Reset
+
+    /// The loaders this one hands requests to, for ``reset(mode:)``: its ``nextLoader`` by default. A composite
+    /// loader that routes through inner loaders lists them, so that the reset reaches every loader once.
+    open var nextLoaders: [HTTPLoader] {
+        nextLoader.map { [$0] } ?? []
+    }
+
+    /// Resets the chain from this loader down, draining the loads in flight: ``reset(mode:)`` with
+    /// ``ResetMode/drain``.
     ///
-    /// What reset means is up to each loader (forget credentials, drop queued requests); the default
-    /// forwards to ``nextLoader``. Place a ``ResetGuard`` at the head of a chain so that loads arriving
-    /// during a reset are refused rather than caught half-way.
+    /// Override it to forget what a loader keeps (credentials, a cache, counters): the reset calls it once on
+    /// every loader of the chain, top to bottom, after every load has completed and before the chain accepts
+    /// loads again; call `super`, which then does nothing. Called from outside a reset, the default runs the
+    /// whole protocol.
     open func reset() async {
-        await nextLoader?.reset()
+        if isTakingPartInReset { return }
+        await reset(mode: .drain)
+    }
+
+    /// Resets the chain from this loader down, and returns once it has quiesced.
+    ///
+    /// The reset is a protocol in four phases, each run on every loader of the chain (``nextLoaders``, each
+    /// loader once) before the next phase starts:
+    ///
+    /// 1. ``beginReset(_:)``, top to bottom, without waiting on anything: each loader refuses new loads with
+    ///    ``HTTPError/Code/resetInProgress`` and fails the requests it holds waiting (in a queue, for a retry
+    ///    delay, for credentials) with the same code; with ``ResetMode/cancel``, terminals also cancel the loads
+    ///    they are sending, which complete with ``HTTPError/Code/cancelled``.
+    /// 2. ``waitUntilIdle()``: each loader waits until the loads it sent on have completed.
+    /// 3. ``reset()``: each loader forgets its state — `OAuth` logs out, `BasicAuth` forgets its credentials.
+    ///    Requests a loader sends as part of its own reset (a token revocation) are let through.
+    /// 4. ``endReset()``, bottom to top: each loader accepts loads again.
+    ///
+    /// So once a reset has begun, no request leaves the chain that had not left it already, whatever the order
+    /// of the loaders: every request waiting anywhere fails at once, and every loader refuses new work until the
+    /// chain is quiet and clean.
+    ///
+    /// - Parameter mode: What happens to the loads already sent on: they finish (``ResetMode/drain``, the
+    ///   default of ``reset()``) or are cancelled at once (``ResetMode/cancel``).
+    public final func reset(mode: ResetMode) async {
+        if isTakingPartInReset { return }
+        let loaders = loadersForReset()
+        let members = ResetProtocol.members.union(loaders.map(ObjectIdentifier.init))
+        await ResetProtocol.$members.withValue(members) {
+            for loader in loaders { loader.beginReset(mode) }
+            for loader in loaders { await loader.waitUntilIdle() }
+            for loader in loaders { await loader.reset() }
+            for loader in loaders.reversed() { loader.endReset() }
+        }
+    }
+
+    /// Phase 1 of a reset: stop accepting loads and fail the requests waiting here with
+    /// ``HTTPError/Code/resetInProgress``; with ``ResetMode/cancel``, a terminal also cancels what it is sending.
+    /// It must not wait for anything. Resets may overlap, so count them: a loader accepts loads again once each
+    /// reset that began has ended (``endReset()``). The default does nothing.
+    open func beginReset(_ mode: ResetMode) {}
+
+    /// Phase 2 of a reset: return once the loads this loader sent on have completed. The default returns at once.
+    open func waitUntilIdle() async {}
+
+    /// Phase 4 of a reset: accept loads again (once every reset that began here has ended). The default does
+    /// nothing.
+    open func endReset() {}
+
+    /// Whether a reset running in the current task is resetting this loader: then ``reset()`` is the call of its
+    /// phase 3, not a request to start one.
+    public final var isTakingPartInReset: Bool {
+        ResetProtocol.members.contains(ObjectIdentifier(self))
+    }
+
+    /// This loader and every loader it reaches, each once, each before the loaders it sends to.
+    private func loadersForReset() -> [HTTPLoader] {
+        var visited: Set<ObjectIdentifier> = []
+        var postOrder: [HTTPLoader] = []
+        func visit(_ loader: HTTPLoader) {
+            guard visited.insert(ObjectIdentifier(loader)).inserted else { return }
+            for next in loader.nextLoaders { visit(next) }
+            postOrder.append(loader)
+        }
+        visit(self)
+        return postOrder.reversed()
+    }
+}
+
+/// What a reset does with the loads already sent on.
+public enum ResetMode: Sendable, Hashable {
+    /// They finish, and their callers get their results; the reset returns once they have. A request that was
+    /// sent cannot be unsent, and cancelling it would leave its outcome unknown (did the payment go through?),
+    /// so this is the default.
+    case drain
+    /// They are cancelled at once and complete with ``HTTPError/Code/cancelled``; the reset returns once they
+    /// have. For a logout the user asked for: nothing from the old session reaches the app afterwards.
+    case cancel
+}
+
+/// The loaders being reset by the reset protocol running in the current task.
+enum ResetProtocol {
+    @TaskLocal static var members: Set<ObjectIdentifier> = []
+}
+
+/// Marks requests a loader sends as part of its own reset (a logout's token revocation), which the loaders
+/// below let through while they refuse everything else.
+enum PartOfReset: HTTPRequestOption {
+    static let defaultOptionValue = false
+}
+
+extension HTTPRequest {
+    /// Whether a loader sends this request as part of its reset; loaders that refuse loads during a reset let
+    /// it through.
+    package var isPartOfReset: Bool {
+        get { self[option: PartOfReset.self] }
+        set { self[option: PartOfReset.self] = newValue }
     }
 }

@@ -27,6 +27,9 @@ package struct Waiters<Answer> {
         return lastID
     }
 
+    /// Whether request `id` is parked and not yet answered.
+    package func isWaiting(_ id: UInt64) -> Bool { waiting[id] != nil }
+
     /// Parks request `id` until it is answered.
     package mutating func park(_ id: UInt64, _ continuation: CheckedContinuation<Void, Never>) {
         waiting[id] = continuation

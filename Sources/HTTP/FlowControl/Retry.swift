@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// A loader that sends a request again when its strategy says the failure is worth another attempt.
 ///
@@ -18,8 +19,8 @@ public import Foundation
 /// - the ``RetryBudget`` allows it.
 ///
 /// Cancelling the caller's task during a wait ends it at once with ``HTTPError/Code/cancelled``.
-/// ``reset()`` ends every wait with ``HTTPError/Code/resetInProgress`` and returns once the attempts in
-/// flight have completed.
+/// A reset (``HTTPLoader/reset(mode:)``) ends every wait with ``HTTPError/Code/resetInProgress`` at once, refuses
+/// new requests and further attempts until it ends, and waits for the attempts in flight.
 ///
 /// ## Where it goes in the chain
 ///
@@ -52,6 +53,8 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
 
     private let state = Locked(State())
     private let inFlight = InFlightLoads()
+    /// `state.resetsInProgress`, readable without the lock by every load.
+    private let resetting = Atomic<Int>(0)
 
     /// - Parameters:
     ///   - strategy: The default strategy; ``Backoff/standard`` unless you pass one.
@@ -74,6 +77,7 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
     public var waitingCount: Int { state.withLock { $0.waiters.count } }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
+        if resetting.load(ordering: .acquiring) > 0, !request.isPartOfReset { return .failure(refusal(of: request)) }
         var base = request
         if let key = request.idempotencyKey, !base.headers.contains("Idempotency-Key") {
             base.headers["Idempotency-Key"] = key
@@ -106,6 +110,9 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
             var attempt = base
             if attemptNumber > 1 {
                 attempt.attemptNumber = attemptNumber  // 1 is the default: no copy of the options
+                if resetting.load(ordering: .acquiring) > 0, !attempt.isPartOfReset {
+                    return .failure(refusal(of: attempt, after: result))
+                }
                 inFlight.begin()
                 result = await loadNext(attempt)
                 inFlight.end()
@@ -125,15 +132,7 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
                     )
                 )
             case .reset:
-                return .failure(
-                    HTTPError(
-                        .resetInProgress,
-                        request: attempt,
-                        message:
-                            "the retry after attempt \(attemptNumber) was abandoned because the chain is resetting",
-                        response: result.response
-                    )
-                )
+                return .failure(refusal(of: attempt, after: result))
             }
         }
     }
@@ -201,11 +200,27 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
         waiter.continuation.resume(returning: outcome)
     }
 
-    /// Ends every wait with ``HTTPError/Code/resetInProgress``, waits for the attempts in flight, then resets
-    /// the rest of the chain.
-    public override func reset() async {
+    /// The failure of a request refused because the chain is resetting; after an attempt, it keeps that attempt's
+    /// response.
+    private func refusal(of request: HTTPRequest, after previous: HTTPResult? = nil) -> HTTPError {
+        guard let previous else {
+            return HTTPError(.resetInProgress, request: request, message: "refused by Retry while the chain resets")
+        }
+        let attempt = request.attemptNumber
+        return HTTPError(
+            .resetInProgress,
+            request: request,
+            message: "the retry after attempt \(attempt) was abandoned because the chain is resetting",
+            response: previous.response ?? previous.error?.response,
+            underlyingError: previous.error
+        )
+    }
+
+    /// Ends every wait with ``HTTPError/Code/resetInProgress`` and refuses new requests and attempts.
+    public override func beginReset(_ mode: ResetMode) {
         let waiters = state.withLock { state in
             state.resetsInProgress += 1
+            resetting.store(state.resetsInProgress, ordering: .releasing)
             defer { state.waiters = [:] }
             return state.waiters.valuesInKeyOrder()
         }
@@ -213,8 +228,17 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
             waiter.sleeper?.cancel()
             waiter.continuation.resume(returning: .reset)
         }
+    }
+
+    /// Returns once the attempts in flight have completed.
+    public override func waitUntilIdle() async {
         await inFlight.waitUntilIdle()
-        await super.reset()
-        state.withLock { $0.resetsInProgress -= 1 }
+    }
+
+    public override func endReset() {
+        state.withLock { state in
+            state.resetsInProgress -= 1
+            resetting.store(state.resetsInProgress, ordering: .releasing)
+        }
     }
 }

@@ -19,9 +19,10 @@
 /// ## Slots, cancellation and reset
 ///
 /// A slot is held until the downstream load returns. A waiting request whose task is cancelled leaves the
-/// queue at once and completes with ``HTTPError/Code/cancelled``. ``reset()`` fails every waiting request
-/// with ``HTTPError/Code/resetInProgress`` (and refuses new ones meanwhile), waits until the requests
-/// running downstream have finished, then resets the rest of the chain.
+/// queue at once and completes with ``HTTPError/Code/cancelled``. A reset (``HTTPLoader/reset(mode:)``) fails
+/// every waiting request with ``HTTPError/Code/resetInProgress`` at once, refuses new ones — a
+/// ``ThrottleOption/never`` request too — until it ends, and waits until the requests running downstream have
+/// finished.
 // Safety: all mutable state lives in `state`, behind a lock.
 public final class Throttle: HTTPLoader, @unchecked Sendable {
     private enum Admission: Sendable {
@@ -111,10 +112,11 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
         return await loadInSlot(request)
     }
 
-    /// Loads a request that bypasses the queue.
+    /// Loads a request that bypasses the queue; during a reset only a loader's own reset traffic does.
     @inline(never)
     private func bypass(_ request: HTTPRequest) async -> HTTPResult {
-        await loadNext(request)
+        if !request.isPartOfReset, state.withLock({ $0.resetsInProgress > 0 }) { return refusal(.reset, of: request) }
+        return await loadNext(request)
     }
 
     /// Loads a request that holds a slot, and frees the slot when the load completes.
@@ -220,9 +222,9 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
         return admitted
     }
 
-    /// Fails every waiting request with ``HTTPError/Code/resetInProgress``, waits until the running ones have
-    /// finished, then resets the rest of the chain.
-    public override func reset() async {
+    /// Fails every waiting request with ``HTTPError/Code/resetInProgress`` and refuses new ones until the reset
+    /// ends.
+    public override func beginReset(_ mode: ResetMode) {
         let waiting = state.withLock { state in
             state.resetsInProgress += 1
             defer {
@@ -232,6 +234,10 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
             return state.waiters.valuesInKeyOrder()
         }
         for continuation in waiting { continuation.resume(returning: .reset) }
+    }
+
+    /// Returns once the requests running downstream have finished.
+    public override func waitUntilIdle() async {
         await withCheckedContinuation { continuation in
             let isIdle = state.withLock { state -> Bool in
                 if state.running == 0 { return true }
@@ -240,7 +246,9 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
             }
             if isIdle { continuation.resume() }
         }
-        await super.reset()
+    }
+
+    public override func endReset() {
         state.withLock { $0.resetsInProgress -= 1 }
     }
 }

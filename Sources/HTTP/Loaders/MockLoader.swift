@@ -19,9 +19,13 @@ public import Foundation
 /// Handlers may be `async`; a handler that awaits a cancellable operation (such as `Task.sleep`) lets
 /// tests exercise cancellation. A load whose task is already cancelled completes with
 /// ``HTTPError/Code/cancelled`` without using a handler or being recorded; one cancelled while its handler
-/// runs completes with ``HTTPError/Code/cancelled`` whatever the handler returns.
-/// ``HTTPLoader/reset()`` returns once every running handler has returned.
-// Safety: configuration is immutable (`let`); mutable state, if any, is behind one lock (`Locked`).
+/// runs completes with ``HTTPError/Code/cancelled`` at once, whatever the handler returns later (the handler's
+/// task is cancelled too).
+///
+/// As a terminal it takes part in a reset like ``URLSessionLoader``: during one it refuses loads with
+/// ``HTTPError/Code/resetInProgress``; ``ResetMode/drain`` waits for running handlers to return, and
+/// ``ResetMode/cancel`` completes their loads with ``HTTPError/Code/cancelled`` at once.
+// Safety: configuration is immutable (`let`); mutable state is behind one lock (`Locked`).
 public final class MockLoader: HTTPLoader, @unchecked Sendable {
     /// Produces the result for one request.
     public typealias Handler = @Sendable (HTTPRequest) async -> HTTPResult
@@ -30,6 +34,13 @@ public final class MockLoader: HTTPLoader, @unchecked Sendable {
         var handlers: [Handler] = []
         var nextHandler = 0
         var received: [HTTPRequest] = []
+        var resetsInProgress = 0
+        /// Loads whose handler runs, waiting for its result, a cancellation or a cancelling reset.
+        var running = Waiters<HTTPResult?>()
+        var handlerTasks: [UInt64: Task<Void, Never>] = [:]
+        /// Counts cancelling resets, so that a load that was accepted before one began but parks after it is
+        /// cancelled too.
+        var cancellingResets: UInt64 = 0
     }
 
     private let state = Locked(State())
@@ -68,33 +79,108 @@ public final class MockLoader: HTTPLoader, @unchecked Sendable {
         state.withLock { $0.handlers.count - $0.nextHandler }
     }
 
+    private enum Decision {
+        case run(Handler, UInt64, epoch: UInt64)
+        case noHandler(Int)
+        case refused
+    }
+
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
         if Task.isCancelled { return .failure(HTTPError(.cancelled, request: request)) }
-        let handler = state.withLock { state -> (Handler?, Int) in
+        let decision = state.withLock { state -> Decision in
+            if state.resetsInProgress > 0, !request.isPartOfReset { return .refused }
             state.received.append(request)
-            guard state.nextHandler < state.handlers.count else { return (nil, state.received.count) }
+            guard state.nextHandler < state.handlers.count else { return .noHandler(state.received.count) }
             defer { state.nextHandler += 1 }
-            return (state.handlers[state.nextHandler], state.received.count)
+            return .run(state.handlers[state.nextHandler], state.running.nextID(), epoch: state.cancellingResets)
         }
-        guard let next = handler.0 else {
+        switch decision {
+        case .refused:
+            return .failure(
+                HTTPError(.resetInProgress, request: request, message: "refused by MockLoader while the chain resets"))
+        case .noHandler(let number):
             return .failure(
                 HTTPError(
                     .cannotConnect,
                     request: request,
-                    message: "MockLoader has no handler left for request #\(handler.1); add one with then(_:)"
+                    message: "MockLoader has no handler left for request #\(number); add one with then(_:)"
                 )
             )
+        case .run(let handler, let id, let epoch):
+            inFlight.begin()
+            defer { inFlight.end() }
+            let result = await run(handler, id: id, epoch: epoch, for: request)
+            if Task.isCancelled { return .failure(HTTPError(.cancelled, request: request)) }
+            return result ?? .failure(HTTPError(.cancelled, request: request, message: "cancelled by a reset"))
         }
-        inFlight.begin()
-        defer { inFlight.end() }
-        let result = await next(request)
-        if Task.isCancelled { return .failure(HTTPError(.cancelled, request: request)) }
-        return result
     }
 
-    /// Returns once every handler that is running has returned.
-    public override func reset() async {
+    /// Runs `handler` in a task of its own, so that a cancellation or a cancelling reset ends the load at once;
+    /// `nil` when it was ended so.
+    private func run(
+        _ handler: @escaping Handler, id: UInt64, epoch: UInt64, for request: HTTPRequest
+    ) async -> HTTPResult? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let endedAlready = state.withLock { state -> Bool in
+                    if Task.isCancelled || state.cancellingResets != epoch {
+                        state.running.answerUnparked(id, with: nil)
+                        return true
+                    }
+                    state.running.park(id, continuation)
+                    return false
+                }
+                if endedAlready {
+                    continuation.resume()
+                    return
+                }
+                let task = Task {
+                    let result = await handler(request)
+                    self.finish(id, with: result)
+                }
+                let endedMeanwhile = state.withLock { state -> Bool in
+                    guard state.running.isWaiting(id) else { return true }
+                    state.handlerTasks[id] = task
+                    return false
+                }
+                if endedMeanwhile { task.cancel() }
+            }
+            return state.withLock { state in
+                state.handlerTasks[id] = nil
+                return state.running.takeAnswer(id) ?? nil
+            }
+        } onCancel: {
+            finish(id, with: nil)
+        }
+    }
+
+    /// Ends the load `id` with `result` (`nil`: cancelled), if it has not ended yet, and cancels its handler.
+    private func finish(_ id: UInt64, with result: HTTPResult?) {
+        let (waiter, task) = state.withLock { state in
+            (state.running.answer(id, with: result), result == nil ? state.handlerTasks[id] : nil)
+        }
+        task?.cancel()
+        waiter?.resume()
+    }
+
+    /// Refuses loads until the reset ends; with ``ResetMode/cancel``, ends the running ones as cancelled.
+    public override func beginReset(_ mode: ResetMode) {
+        let (waiters, tasks) = state.withLock { state in
+            state.resetsInProgress += 1
+            if mode == .cancel { state.cancellingResets += 1 }
+            guard mode == .cancel else { return ([CheckedContinuation<Void, Never>](), [Task<Void, Never>]()) }
+            return (state.running.answerAll(with: nil), Array(state.handlerTasks.values))
+        }
+        for task in tasks { task.cancel() }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once every load has completed.
+    public override func waitUntilIdle() async {
         await inFlight.waitUntilIdle()
-        await super.reset()
+    }
+
+    public override func endReset() {
+        state.withLock { $0.resetsInProgress -= 1 }
     }
 }

@@ -1,17 +1,22 @@
 /// A loader that refuses requests while the chain below it resets, and lets one reset through at a time.
 ///
 /// While a reset runs, every load fails at once with ``HTTPError/Code/resetInProgress``. A second
-/// ``reset()`` that arrives meanwhile does not start another: it waits for the running one and returns
-/// with it. Put one at the head of a chain, and composite loaders put one in front of their shared next
-/// loader so it is reset once, not once per branch.
+/// ``reset()`` called on the guard while one runs does not start another: it waits for the running one and
+/// returns with it.
 ///
 /// ```swift
 /// let chain = ResetGuard() --> Auth(...) --> URLSessionLoader()
 /// await chain.reset()   // log out; requests meanwhile fail with .resetInProgress
 /// ```
-// Safety: configuration is immutable (`let`); mutable state, if any, is behind one lock (`Locked`).
+///
+/// Every loader of this package refuses loads during a reset (see ``HTTPLoader/reset(mode:)``); the guard
+/// makes that explicit at the head of a chain whose other loaders may not, and collapses concurrent resets.
+// Safety: all mutable state lives in `state`, behind a lock.
 public final class ResetGuard: HTTPLoader, @unchecked Sendable {
     private struct State {
+        /// Resets that have begun and not ended, whoever started them.
+        var resetsInProgress = 0
+        /// Whether a reset started through this guard runs.
         var isResetting = false
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
@@ -21,7 +26,7 @@ public final class ResetGuard: HTTPLoader, @unchecked Sendable {
     public override init() {}
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        if state.withLock({ $0.isResetting }) {
+        if state.withLock({ $0.resetsInProgress > 0 }), !request.isPartOfReset {
             return .failure(
                 HTTPError(.resetInProgress, request: request, message: "refused by ResetGuard while the chain resets")
             )
@@ -32,7 +37,17 @@ public final class ResetGuard: HTTPLoader, @unchecked Sendable {
     /// How many resets are waiting for the running one; for tests.
     var waitingResetCount: Int { state.withLock { $0.waiters.count } }
 
+    public override func beginReset(_ mode: ResetMode) {
+        state.withLock { $0.resetsInProgress += 1 }
+    }
+
+    public override func endReset() {
+        state.withLock { $0.resetsInProgress -= 1 }
+    }
+
+    /// Resets the chain below, or — while a reset started here runs — waits for that one.
     public override func reset() async {
+        if isTakingPartInReset { return }
         let startsReset = state.withLock { state -> Bool in
             if state.isResetting { return false }
             state.isResetting = true

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(FoundationNetworking)
 import Foundation
 #else
@@ -37,8 +39,9 @@ public import FoundationNetworking
 /// ## Cancellation and reset
 ///
 /// Cancelling the task that awaits ``load(_:)`` cancels the URLSession task and returns
-/// ``HTTPError/Code/cancelled`` at once, without waiting for URLSession to report back. ``reset()`` waits
-/// until every load in flight has completed.
+/// ``HTTPError/Code/cancelled`` at once, without waiting for URLSession to report back. During a reset the
+/// loader refuses loads with ``HTTPError/Code/resetInProgress``; ``ResetMode/drain`` waits until every load in
+/// flight has completed, ``ResetMode/cancel`` cancels them at once.
 // Safety: configuration is immutable; per-load state lives behind the delegate's lock and each
 // TransferContext's lock.
 public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
@@ -46,6 +49,10 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     public let session: URLSession
     private let delegate: SessionDelegate
     private let inFlight = InFlightLoads()
+    /// Resets that have begun and not ended: loads are refused meanwhile.
+    private let resetsInProgress = Atomic<Int>(0)
+    /// Counts cancelling resets, so that a load accepted before one began but started after it is cancelled too.
+    private let cancellingResets = Atomic<Int>(0)
 
     /// A configuration with URLSession's hidden state turned off: no cookie handling, no cache, no
     /// credential storage. See the discussion of ``URLSessionLoader``.
@@ -117,6 +124,13 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
+        let epoch = cancellingResets.load(ordering: .sequentiallyConsistent)
+        if resetsInProgress.load(ordering: .sequentiallyConsistent) > 0, !request.isPartOfReset {
+            return .failure(
+                HTTPError(
+                    .resetInProgress, request: request, message: "refused by URLSessionLoader while the chain resets")
+            )
+        }
         let urlRequest: URLRequest
         do {
             urlRequest = try request.urlRequest()
@@ -134,6 +148,7 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
                 let task = makeTask(for: urlRequest, transfer: transfer)
                 delegate.register(transfer, for: task)
                 transfer.start(task)
+                if cancellingResets.load(ordering: .sequentiallyConsistent) != epoch { transfer.cancel() }
             }
         } onCancel: {
             transfer.cancel()
@@ -165,10 +180,22 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
         #endif
     }
 
-    /// Waits until every load in flight has completed, then resets the rest of the chain.
-    public override func reset() async {
+    /// Refuses loads until the reset ends; with ``ResetMode/cancel``, cancels the transfers in flight, whose loads
+    /// complete with ``HTTPError/Code/cancelled`` at once.
+    public override func beginReset(_ mode: ResetMode) {
+        resetsInProgress.add(1, ordering: .sequentiallyConsistent)
+        guard mode == .cancel else { return }
+        cancellingResets.add(1, ordering: .sequentiallyConsistent)
+        for transfer in delegate.registeredTransfers() { transfer.cancel() }
+    }
+
+    /// Returns once every load in flight has completed.
+    public override func waitUntilIdle() async {
         await inFlight.waitUntilIdle()
-        await super.reset()
+    }
+
+    public override func endReset() {
+        resetsInProgress.subtract(1, ordering: .sequentiallyConsistent)
     }
 }
 
@@ -310,6 +337,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     func unregister(_ transfer: TransferContext) {
         guard let identifier = transfer.taskIdentifier else { return }
         transfers.withLock { _ = $0.removeValue(forKey: identifier) }
+    }
+
+    /// The transfers whose tasks have not completed.
+    func registeredTransfers() -> [TransferContext] {
+        transfers.withLock { Array($0.values) }
     }
 
     private func transfer(for task: URLSessionTask) -> TransferContext? {

@@ -22,9 +22,9 @@ public import HTTP
 ///
 /// ## The four situations
 /// - **Idle** (no credentials): the first request starts a flow — saved credentials, else a login.
-/// - **Authorizing** (a flow runs): requests wait, and are released together with the new token or failed
-///   together with the flow's error. A waiting request whose task is cancelled completes
-///   `HTTPError.Code.cancelled` at once.
+/// - **Authorizing** (a flow runs — a login, or a refresh however it started): every request waits, and is
+///   released together with the new token or failed together with the flow's error; none goes out with the
+///   old token meanwhile. A waiting request whose task is cancelled completes `HTTPError.Code.cancelled` at once.
 /// - **Authorized, valid**: requests go out with `Authorization: Bearer …` at once.
 /// - **Authorized, expiring**: the token expires within ``OAuthConfiguration/refreshWindow`` (or half its
 ///   lifetime, if sooner). The first request starts a refresh; every request arriving meanwhile waits for it
@@ -32,17 +32,27 @@ public import HTTP
 ///
 /// ## Refusals
 /// A `401` for a request sent with the current token means the server revoked it: one refresh (shared with
-/// every request that hit the same `401`), then the request is replayed once. A `401` for a request sent
+/// every request that hit the same `401`, and which every new request waits for), then the request is replayed
+/// once. When the loader gives up after a `401` — the refresh failed, the refresh-loop guard tripped, a reset —
+/// the error carries that `401` as its `response`, with its `WWW-Authenticate`. ``setNeedsTokenRefresh()``
+/// refreshes before the next request without waiting for a `401`. A `401` for a request sent
 /// with an older token is replayed with the current one, without refreshing. A request is replayed at most
 /// once; ``OAuthConfiguration/refreshLimit`` stops a server that rejects every fresh token from causing
 /// refresh after refresh. A refresh answered `invalid_grant` deletes the credentials and logs in again, or
 /// fails (``OAuthConfiguration/onInvalidGrant``).
 ///
 /// ## Reset is logout
-/// ``reset()`` fails waiting requests with `HTTPError.Code.resetInProgress`, interrupts a running flow
-/// (a login in progress stops waiting for the user), revokes the tokens when the server has a revocation
-/// endpoint, deletes the saved credentials, ends the provider's session through the delegate, and then
-/// resets the rest of the chain. Requests arriving during the reset fail with `.resetInProgress`.
+/// A reset (`reset()` or `reset(mode:)`, see `HTTPLoader`) fails waiting requests with
+/// `HTTPError.Code.resetInProgress` at once and interrupts a running flow (a login in progress stops waiting for
+/// the user); requests arriving during the reset fail with `.resetInProgress`, and a `401` for a request in
+/// flight is not answered with a refresh. Once every load in flight has completed — finished with
+/// `ResetMode.drain`, cancelled with `ResetMode.cancel` — it revokes the tokens when the server has a revocation
+/// endpoint, deletes the saved credentials and ends the provider's session through the delegate. The revocation
+/// requests are part of the reset: the loaders below let them through, and they are never cancelled.
+///
+/// Which mode for a logout: `.cancel` when the user asked to log out (nothing from the old session reaches the
+/// app afterwards); `.drain`, the default, when the reset is routine and the responses on their way still
+/// matter.
 // Safety: the configuration is immutable; everything else lives in `state`, behind a lock.
 public final class OAuth: HTTPLoader, @unchecked Sendable {
     /// The seed's four situations, as ``situation`` reports them.
@@ -94,8 +104,9 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
             self.reason = reason
         }
 
-        func failure(of request: HTTPRequest) -> HTTPResult {
-            .failure(HTTPError(code, request: request, message: message, underlyingError: reason))
+        /// The failure of `request`; `response` is the `401` that led to it, if one did.
+        func failure(of request: HTTPRequest, after response: HTTPResponse? = nil) -> HTTPResult {
+            .failure(HTTPError(code, request: request, message: message, response: response, underlyingError: reason))
         }
     }
 
@@ -119,17 +130,24 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         @discardableResult
         mutating func authorize(with credentials: OAuthCredentials) -> Grant {
             let grant = Grant(credentials, refreshWindow: refreshWindow)
-            (self.credentials, self.grant) = (credentials, grant)
+            (self.credentials, self.grant, needsRefresh) = (credentials, grant, false)
             return grant
         }
 
         mutating func forgetCredentials() {
-            (credentials, grant) = (nil, nil)
+            (credentials, grant, needsRefresh) = (nil, nil, false)
+        }
+
+        /// Set by ``OAuth/setNeedsTokenRefresh()``: the current credentials are refreshed before their next use.
+        private(set) var needsRefresh = false
+
+        mutating func markNeedsRefresh() {
+            if credentials != nil { needsRefresh = true }
         }
 
         /// Whether the current credentials need refreshing at `now`.
         func isExpiring(at now: Date) -> Bool {
-            grant?.refreshDeadline.map { now >= $0 } ?? false
+            needsRefresh || (grant?.refreshDeadline.map { now >= $0 } ?? false)
         }
         let refreshWindow: Duration
         /// Whether the delegate's saved credentials were read (or replaced) already.
@@ -138,6 +156,8 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         var flow: Flow?
         var nextFlowID: UInt64 = 0
         var resetsInProgress = 0
+        /// Flows a reset interrupted, which it waits for before logging out.
+        var interruptedFlows: [Flow] = []
         /// Requests waiting for a flow; a woken one takes its answer here, under the lock.
         var waiters = Waiters<Answer>()
         var refreshTimes: [Date] = []
@@ -238,7 +258,7 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     // MARK: - Loading
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        guard request.authenticationMethod == .oauth else { return await loadNext(request) }
+        guard request.isForAuthenticatingLoader(self, nativeMethod: .oauth) else { return await loadNext(request) }
         if let refusal = refusalOfHost(request) { return refusal }
         if let grant = usableCredentials() {
             // The common case: a valid token, no flow, no waiting.
@@ -279,7 +299,8 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
             replay.headers["Authorization"] = current.authorization
             return await loadNext(replay)
         case .refused(let refusal):
-            return refusal.failure(of: request)
+            // The error keeps the 401: its WWW-Authenticate says why the server refused the token.
+            return refusal.failure(of: request, after: response)
         }
     }
 
@@ -287,7 +308,8 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     private func usableCredentials() -> Grant? {
         let now = now()
         return state.withLock { state in
-            guard state.resetsInProgress == 0, let grant = state.grant, !state.isExpiring(at: now) else { return nil }
+            guard state.resetsInProgress == 0, state.flow == nil, let grant = state.grant, !state.isExpiring(at: now)
+            else { return nil }
             return grant
         }
     }
@@ -361,7 +383,8 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
                     id, with: .failed(.resetInProgress, "the OAuth loader is logging out", nil))
                 return (true, nil)
             }
-            if let grant = state.grant, grant.token != rejected?.token, !state.isExpiring(at: now) {
+            // While a flow runs (a login, or a refresh another request's 401 started), requests wait for it.
+            if state.flow == nil, let grant = state.grant, grant.token != rejected?.token, !state.isExpiring(at: now) {
                 state.waiters.answerUnparked(id, with: .granted(grant))
                 return (true, nil)
             }
@@ -431,26 +454,42 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
 
     // MARK: - Reset
 
-    /// Logs out: fails waiting requests with `HTTPError.Code.resetInProgress`, interrupts a running flow,
-    /// revokes the tokens, deletes the saved credentials, ends the provider's session, then resets the rest of
-    /// the chain.
-    public override func reset() async {
-        let (flow, waiters, credentials) = state.withLock {
-            state -> (Flow?, [CheckedContinuation<Void, Never>], OAuthCredentials?) in
+    /// Phase 1 of a reset: fails waiting requests with `HTTPError.Code.resetInProgress`, interrupts a running flow
+    /// (a login in progress stops waiting for the user), and refuses to authorize requests until the reset ends.
+    public override func beginReset(_ mode: ResetMode) {
+        let (flow, waiters) = state.withLock { state -> (Flow?, [CheckedContinuation<Void, Never>]) in
             state.resetsInProgress += 1
-            defer {
-                state.flow = nil
-                state.forgetCredentials()
-                state.knowsSavedCredentials = false
-            }
+            state.interruptedFlows += state.flow.map { [$0] } ?? []
+            defer { state.flow = nil }
             let waiters = state.waiters.answerAll(
                 with: .failed(.resetInProgress, "the OAuth loader logged out while this request waited", nil))
-            return (state.flow, waiters, state.credentials)
+            return (state.flow, waiters)
         }
         for waiter in waiters { waiter.resume() }
         flow?.task?.cancel()
-        await flow?.task?.value
+    }
 
+    /// Phase 2 of a reset: returns once an interrupted flow has stopped.
+    public override func waitUntilIdle() async {
+        let flows = state.withLock { state in
+            defer { state.interruptedFlows = [] }
+            return state.interruptedFlows
+        }
+        for flow in flows { await flow.task?.value }
+    }
+
+    /// Phase 3 of a reset, the logout: revokes the tokens when the server has a revocation endpoint, deletes the
+    /// saved credentials and ends the provider's session through the delegate. Its requests go down the chain
+    /// marked as part of the reset, so the loaders below, which refuse everything else, let them through.
+    public override func reset() async {
+        guard isTakingPartInReset else { return await super.reset() }
+        let credentials = state.withLock { state in
+            defer {
+                state.forgetCredentials()
+                state.knowsSavedCredentials = false
+            }
+            return state.credentials
+        }
         let machine = OAuthStateMachine(loader: self)
         let outcome = await machine.run(from: .logOut, credentials: credentials)
         var problem: OAuthError?
@@ -458,10 +497,20 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         state.withLock { state in
             state.lastFlowPath = machine.path
             state.refreshTimes = []
-            state.resetsInProgress -= 1
         }
         publish(.loggedOut(problem))
-        await super.reset()
+    }
+
+    public override func endReset() {
+        state.withLock { $0.resetsInProgress -= 1 }
+    }
+
+    /// Marks the current credentials as needing a refresh: the next request that needs a token refreshes them
+    /// first (or logs in, without a refresh token), and waits for it, as when they are about to expire. For a
+    /// token you know is no longer good — the user's permissions changed, another device logged out. Does
+    /// nothing without credentials.
+    public func setNeedsTokenRefresh() {
+        state.withLock { $0.markNeedsRefresh() }
     }
 
     // MARK: - For the state machine

@@ -359,7 +359,8 @@ public final class OAuthStateMachine: Sendable {
         _ fields: [URLQueryItem],
         to endpoint: URL,
         what: String,
-        interruptibly: Bool = true
+        interruptibly: Bool = true,
+        partOfReset: Bool = false
     ) async throws(OAuthError) -> HTTPResponse {
         var fields = fields
         var headers: HTTPHeaders = ["Accept": "application/json"]
@@ -374,6 +375,7 @@ public final class OAuthStateMachine: Sendable {
         }
         var request = HTTPRequest(method: .post, url: endpoint, headers: headers, body: FormBody(fields))
         request.markAsAuthorizationServerTraffic()
+        request.isPartOfReset = partOfReset
         switch await send(request, interruptibly: interruptibly) {
         case .success(let response): return response
         case .failure(let error):
@@ -414,7 +416,8 @@ public final class OAuthStateMachine: Sendable {
                         ],
                         to: revocation,
                         what: "revocation endpoint",
-                        interruptibly: false
+                        interruptibly: false,
+                        partOfReset: true
                     )
                     if !response.status.isSuccess, problem == nil {
                         problem = .tokenRequestFailed(status: response.status.rawValue, error: nil, description: nil)
