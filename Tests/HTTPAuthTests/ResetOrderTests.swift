@@ -1,0 +1,238 @@
+import Foundation
+import Testing
+
+@testable import HTTP
+@testable import HTTPAuth
+
+/// The head of every chain under test: tells the terminal when the reset's first phase has begun and when the
+/// last has ended.
+private final class ResetProbe: HTTPLoader, @unchecked Sendable {
+    private let phase = Box(0)  // 0 before, 1 during, 2 after
+    var isResetting: Bool { phase.value == 1 }
+    override func beginReset(_ mode: ResetMode) { phase.withLock { $0 = 1 } }
+    override func endReset() { phase.withLock { $0 = 2 } }
+}
+
+/// A terminal that holds every request at a gate until it is released, cancelled (its task, or a cancelling
+/// reset), and records what arrived while the chain was resetting. `/503` is answered at once with a 503, a
+/// token revocation with 200; token requests are held like the rest.
+private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
+    struct Arrival: Sendable {
+        var request: HTTPRequest
+        var duringReset: Bool
+    }
+
+    private struct State {
+        var held = Waiters<HTTPResult>()
+        var heldRequests: [UInt64: HTTPRequest] = [:]
+        var arrivals: [Arrival] = []
+    }
+
+    private let state = Locked(State())
+    let probe: ResetProbe
+
+    init(probe: ResetProbe) { self.probe = probe }
+
+    var arrivals: [Arrival] { state.withLock { $0.arrivals } }
+    /// The app's requests held at the gate (not the OAuth loader's token requests).
+    var heldAppRequests: Int { state.withLock { $0.heldRequests.values.filter { $0.path != "/token" }.count } }
+
+    override func load(_ request: HTTPRequest) async -> HTTPResult {
+        state.withLock { $0.arrivals.append(Arrival(request: request, duringReset: probe.isResetting)) }
+        switch request.path {
+        case "/503": return .success(HTTPResponse(request: request, status: .serviceUnavailable))
+        case "/revoke", "/after": return .success(HTTPResponse(request: request, status: .ok))
+        default: break
+        }
+        let id = state.withLock { $0.held.nextID() }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let cancelled = state.withLock { state -> Bool in
+                    if Task.isCancelled {
+                        state.held.answerUnparked(id, with: .failure(HTTPError(.cancelled, request: request)))
+                        return true
+                    }
+                    state.held.park(id, continuation)
+                    state.heldRequests[id] = request
+                    return false
+                }
+                if cancelled { continuation.resume() }
+            }
+        } onCancel: {
+            finish(id, with: .failure(HTTPError(.cancelled, request: request)))
+        }
+        return state.withLock { $0.held.takeAnswer(id)! }
+    }
+
+    private func finish(_ id: UInt64, with result: HTTPResult) {
+        let waiter = state.withLock { state in
+            state.heldRequests[id] = nil
+            return state.held.answer(id, with: result)
+        }
+        waiter?.resume()
+    }
+
+    /// Lets every held request through with 200.
+    func releaseAll() {
+        for (id, request) in state.withLock({ $0.heldRequests }) {
+            finish(id, with: .success(HTTPResponse(request: request, status: .ok)))
+        }
+    }
+
+    override func beginReset(_ mode: ResetMode) {
+        guard mode == .cancel else { return }
+        for (id, request) in state.withLock({ $0.heldRequests }) {
+            finish(id, with: .failure(HTTPError(.cancelled, request: request, message: "cancelled by the reset")))
+        }
+    }
+}
+
+/// Every order of the loaders that hold requests, in both reset modes: once a reset has begun, no request leaves
+/// the chain that had not left it already; every load completes exactly once; the reset drains or cancels
+/// what is in flight as asked, and the chain works again afterwards.
+@Suite struct ResetOrderTests {
+    enum Link: String, CaseIterable, Sendable {
+        case resetGuard, auth, retry, throttle
+    }
+
+    static let orders: [[Link]] = permutations(Link.allCases)
+
+    static func permutations(_ links: [Link]) -> [[Link]] {
+        guard links.count > 1 else { return [links] }
+        return links.indices.flatMap { index in
+            var rest = links
+            let first = rest.remove(at: index)
+            return permutations(rest).map { [first] + $0 }
+        }
+    }
+
+    private struct Chain {
+        let head: ResetProbe
+        let terminal: GatedTerminal
+        let throttle: Throttle
+        let retry: Retry
+        let oauth: OAuth
+        let basic: BasicAuth
+        let delegate: ScriptedDelegate
+
+        init(order: [Link]) {
+            head = ResetProbe()
+            terminal = GatedTerminal(probe: head)
+            throttle = Throttle(maximumNumberOfRequests: 1)
+            retry = Retry(strategy: .constant(delay: .seconds(3_600), maximumNumberOfAttempts: 2), budget: nil)
+            let now = Date(timeIntervalSince1970: 1_800_000_000)
+            var configuration = OAuthConfiguration(
+                endpoints: .known(
+                    OAuthEndpoints(
+                        authorization: URL(string: "https://id.example.com/authorize")!,
+                        token: URL(string: "https://id.example.com/token")!,
+                        revocation: URL(string: "https://id.example.com/revoke")!
+                    )),
+                clientID: "reset-order",
+                redirectURI: URL(string: "com.example.app:/callback")!,
+                scopes: [],
+                resourceOrigins: ["api.example.com"]
+            )
+            configuration.refreshLimit = .init(maximumRefreshes: 100, window: .seconds(60))
+            // Expired an hour ago, with a refresh token: the first OAuth request starts a refresh.
+            let expired = OAuthCredentials(
+                accessToken: "old", refreshToken: "refresh", expirationDate: now.addingTimeInterval(-3_600))
+            oauth = OAuth(configuration: configuration, credentials: expired, now: { now })
+            delegate = ScriptedDelegate(answers: [ann], holdsAnswers: true)
+            basic = BasicAuth(origins: ["api.example.com"], delegate: delegate)
+            var loaders: [HTTPLoader] = [head]
+            for link in order {
+                switch link {
+                case .resetGuard: loaders.append(ResetGuard())
+                case .auth: loaders.append(Auth(loaders: [.oauth: oauth, .basic: basic]))
+                case .retry: loaders.append(retry)
+                case .throttle: loaders.append(throttle)
+                }
+            }
+            loaders.append(terminal)
+            for (upper, lower) in zip(loaders, loaders.dropFirst()) { upper.nextLoader = lower }
+        }
+
+        /// The app's loads that have not completed are all parked somewhere known, or held at the gate.
+        func isSettled(pending: Int) -> Bool {
+            let parked =
+                terminal.heldAppRequests + throttle.waitingCount + retry.waitingCount + oauth.waitingCount
+                + basic.waitingCount
+            return parked == pending
+        }
+    }
+
+    private static func request(_ path: String, _ method: AuthenticationMethod? = nil) -> HTTPRequest {
+        var request = HTTPRequest(host: "api.example.com", path: path)
+        request.authenticationMethod = method
+        return request
+    }
+
+    @Test(arguments: orders, [ResetMode.drain, .cancel])
+    func noRequestLeavesTheChainOnceAResetHasBegun(order: [Link], mode: ResetMode) async throws {
+        let chain = Chain(order: order)
+        let requests = [
+            Self.request("/first"), Self.request("/second"), Self.request("/me", .oauth),
+            Self.request("/reports", .basic), Self.request("/503"),
+        ]
+        let results = Box<[String: [HTTPResult]]>([:])
+        let loads = requests.map { request in
+            Task {
+                let result = await chain.head.load(request)
+                results.withLock { $0[request.path, default: []].append(result) }
+            }
+        }
+        await eventually { chain.isSettled(pending: requests.count - results.value.count) }
+        let completedBefore = results.value.count
+        let arrivedBefore = chain.terminal.arrivals.count
+
+        let resetDone = Box(false)
+        let reset = Task {
+            await chain.head.reset(mode: mode)
+            resetDone.withLock { $0 = true }
+        }
+        // Everything parked fails at once; what is held at the gate is in flight.
+        await eventually {
+            results.value.values.map(\.count).reduce(0, +) >= requests.count - chain.terminal.heldAppRequests
+        }
+        if mode == .drain {
+            #expect(!resetDone.value, "a draining reset returned while a load was in flight")
+            chain.terminal.releaseAll()
+        }
+        await reset.value
+        for load in loads { await load.value }
+
+        // Exactly once, and each with what its place in the chain promises.
+        let all = results.value
+        #expect(all.values.allSatisfy { $0.count == 1 }, "\(order) \(mode): \(all.mapValues(\.count))")
+        #expect(all.count == requests.count)
+        for (path, outcomes) in all {
+            guard let result = outcomes.first else { continue }
+            let wasInFlight =
+                chain.terminal.arrivals.prefix(arrivedBefore).contains { $0.request.path == path }
+                && path != "/503"
+            switch (wasInFlight, mode) {
+            case (true, .drain): #expect(result.response?.status == .ok, "\(order) \(mode) \(path): \(result)")
+            case (true, .cancel): #expect(result.error?.code == .cancelled, "\(order) \(mode) \(path): \(result)")
+            case (false, _):
+                #expect(result.error?.code == .resetInProgress, "\(order) \(mode) \(path): \(result)")
+            }
+        }
+        #expect(completedBefore == 0)
+
+        // Nothing but the logout's own revocation reached the terminal during the reset.
+        let during = chain.terminal.arrivals.filter(\.duringReset)
+        #expect(
+            during.allSatisfy { $0.request.path == "/revoke" && $0.request.isPartOfReset },
+            "\(order) \(mode): \(during.map(\.request.description))")
+        #expect(
+            during.contains { $0.request.path == "/revoke" }, "\(order) \(mode): the logout's revocation was refused")
+
+        // The chain works again, and nothing is left parked.
+        #expect(await chain.head.load(Self.request("/after")).response?.status == .ok, "\(order) \(mode)")
+        #expect(chain.throttle.waitingCount == 0 && chain.retry.waitingCount == 0)
+        #expect(chain.oauth.waitingCount == 0 && chain.basic.waitingCount == 0)
+        #expect(chain.oauth.credentials == nil)
+        chain.delegate.release()
+    }
+}
