@@ -63,6 +63,28 @@ private struct RetryOnConflict: HTTPRetryStrategy {
         #expect(clock.requestedDurations == [.milliseconds(100), .milliseconds(200)])
     }
 
+    @Test func combinedStrategySample() async {
+        let retry = Retry(strategy: .firstDecision(of: [RetryOnConflict(), .standard]))
+
+        var upload = HTTPRequest(method: .put, path: "/avatar")
+        let onceASecond = Backoff.constant(delay: .seconds(1), maximumNumberOfAttempts: 3)
+        upload.retryStrategy = .firstDecision(of: [RetryOnConflict(), onceASecond])
+
+        #expect((retry.defaultStrategy as? FirstDecisionStrategy)?.strategies.count == 2)
+        // The request's own combination: a 409 is retried after 100 ms, a 503 after 1 s.
+        upload.host = "example.com"
+        let clock = ManualClock()
+        let mock = MockLoader().then(status: .conflict).then(status: .serviceUnavailable).then(status: .ok)
+        let chain = Retry(strategy: Backoff.never, budget: nil, clock: clock) --> mock
+        let load = Task { await chain.load(upload) }
+        await clock.waitForSleepers(1)
+        clock.advance(by: .milliseconds(100))
+        await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(1))
+        #expect(await load.value.response?.status == .ok)
+        #expect(clock.requestedDurations == [.milliseconds(100), .seconds(1)])
+    }
+
     @Test func everySampleOfTheArticleIsInThisFile() throws {
         let article = DocumentationSamples.catalog(of: "HTTP", fromTestFile: #filePath)
             .appendingPathComponent("FlowControl.md")

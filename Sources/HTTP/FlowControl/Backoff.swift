@@ -1,3 +1,5 @@
+import Foundation
+
 /// The standard retry strategy: retries transient failures after a growing delay, honouring what the server
 /// says about when to come back.
 ///
@@ -12,11 +14,12 @@
 ///   connection lost) and ``HTTPError/Code/timedOut``;
 /// - responses `408`, `429`, `500`, `502`, `503` and `504`.
 ///
-/// For `429` and `503` it waits as long as the server asks in `Retry-After` (seconds or an HTTP-date),
-/// `RateLimit-Reset` or `X-RateLimit-Reset` (see ``RetryAfter``) — never less — and gives up, returning the
-/// response, when the server asks for longer than ``maximumRetryAfter``. Otherwise the delay follows the
-/// ``schedule``, capped at ``maximumDelay`` and spread by ``jitter`` so that many clients failing together
-/// do not come back together.
+/// For every response status it retries — these, or any you add, such as `413 Content Too Large` — it waits
+/// as long as the server asks in `Retry-After` (seconds or an HTTP-date), or, once a rate-limit quota is
+/// used up, `RateLimit-Reset` or `X-RateLimit-Reset` (see ``RetryAfter/delay(in:now:)``) — never less — and
+/// gives up, returning the response, when the server asks for longer than ``maximumRetryAfter``. Otherwise
+/// the delay follows the ``schedule``, capped at ``maximumDelay`` and spread by ``jitter`` so that many
+/// clients failing together do not come back together.
 public struct Backoff: HTTPRetryStrategy, Hashable {
     /// How the delay grows with each attempt.
     public enum Schedule: Sendable, Hashable {
@@ -25,6 +28,9 @@ public struct Backoff: HTTPRetryStrategy, Hashable {
         /// The same delay every time.
         case constant(Duration)
         /// `initial`, then `initial × multiplier`, `initial × multiplier²`, …
+        ///
+        /// A multiplier below 1 shrinks the delay; one below zero counts as zero, and one that is not a
+        /// number as 1.
         case exponential(initial: Duration, multiplier: Double)
     }
 
@@ -42,7 +48,8 @@ public struct Backoff: HTTPRetryStrategy, Hashable {
     public var schedule: Schedule
     /// The most attempts in all, the first included: `3` means up to two retries.
     public var maximumNumberOfAttempts: Int
-    /// The longest delay the schedule produces (before jitter).
+    /// The longest delay the schedule produces (before jitter). A negative maximum counts as zero, and none
+    /// is longer than a century.
     public var maximumDelay: Duration
     /// How the delay is randomised.
     public var jitter: Jitter
@@ -100,10 +107,8 @@ public struct Backoff: HTTPRetryStrategy, Hashable {
             else { return .doNotRetry }
             return .retry(after: delay(afterAttempt: context.attempt))
         case .success(let response):
-            guard retryableStatuses.contains(response.status) else { return .doNotRetry }
-            if response.status == .tooManyRequests || response.status == .serviceUnavailable,
-                let requested = RetryAfter.delay(in: response, now: context.now)
-            {
+            guard mayRetry(response.status) else { return .doNotRetry }
+            if let requested = RetryAfter.delay(in: response, now: context.now) {
                 return requested <= maximumRetryAfter ? .retry(after: requested) : .doNotRetry
             }
             return .retry(after: delay(afterAttempt: context.attempt))
@@ -111,23 +116,65 @@ public struct Backoff: HTTPRetryStrategy, Hashable {
     }
 
     /// The scheduled delay after attempt number `attempt`, capped and jittered.
+    ///
+    /// Defined for every attempt number (numbers below 1 count as 1), every schedule and every
+    /// ``maximumDelay``, and computed in constant time: the result is between zero and ``maximumDelay``
+    /// (and a century). Without jitter, an exponential schedule with a multiplier of 1 or more never gives
+    /// a shorter delay for a later attempt.
+    ///
+    /// - Parameter attempt: The number of the attempt that just failed: 1 after the first.
+    /// - Returns: How long to wait before the next attempt.
     public func delay(afterAttempt attempt: Int) -> Duration {
-        let scheduled: Duration
+        var generator = SystemRandomNumberGenerator()
+        return delay(afterAttempt: attempt, using: &generator)
+    }
+
+    /// The scheduled delay after attempt number `attempt`, jittered with `generator`'s random numbers.
+    ///
+    /// - Parameters:
+    ///   - attempt: The number of the attempt that just failed: 1 after the first.
+    ///   - generator: The source of randomness for ``jitter``; a seeded generator makes delays reproducible.
+    /// - Returns: How long to wait before the next attempt; see ``delay(afterAttempt:)``.
+    public func delay<Generator: RandomNumberGenerator>(
+        afterAttempt attempt: Int, using generator: inout Generator
+    ) -> Duration {
+        let capped = scheduledDelay(afterAttempt: attempt)
+        switch jitter {
+        case .none:
+            return capped
+        case .full:
+            return spread(from: .zero, to: capped, using: &generator)
+        case .equal:
+            return spread(from: capped / 2, to: capped, using: &generator)
+        }
+    }
+
+    /// A random duration in `lower...upper`, both at most a century apart.
+    private func spread<Generator: RandomNumberGenerator>(
+        from lower: Duration, to upper: Duration, using generator: inout Generator
+    ) -> Duration {
+        let range = upper - lower
+        // `range` is at most a century, far inside `Duration`'s range; `min` absorbs the rounding of
+        // `Duration × Double`.
+        return lower + min(range * Double.random(in: 0...1, using: &generator), range)
+    }
+
+    /// The delay the schedule gives after `attempt`, clamped to `0...maximumDelay` (and a century).
+    private func scheduledDelay(afterAttempt attempt: Int) -> Duration {
+        let ceiling = maximumDelay.clampedToRetryRange
         switch schedule {
         case .immediately:
             return .zero
         case .constant(let delay):
-            scheduled = delay
+            return min(delay.clampedToRetryRange, ceiling)
         case .exponential(let initial, let multiplier):
-            let factor = pow(multiplier, Double(max(0, attempt - 1)))
-            let seconds = initial.seconds * factor
-            scheduled = seconds.isFinite && seconds < maximumDelay.seconds ? .seconds(seconds) : maximumDelay
-        }
-        let capped = min(scheduled, maximumDelay)
-        switch jitter {
-        case .none: return capped
-        case .full: return .seconds(Double.random(in: 0...capped.seconds))
-        case .equal: return .seconds(capped.seconds / 2 + Double.random(in: 0...(capped.seconds / 2)))
+            let initial = min(initial.clampedToRetryRange, ceiling)
+            guard initial > .zero else { return .zero }
+            let exponent = attempt > 1 ? Double(attempt - 1) : 0
+            let growth = multiplier.isNaN ? 1 : pow(max(multiplier, 0), exponent)
+            let seconds = initial.secondsClampedToRetryRange * growth
+            guard seconds < ceiling.secondsClampedToRetryRange else { return ceiling }
+            return min(Duration(clampingRetrySeconds: seconds), ceiling)
         }
     }
 }
@@ -167,16 +214,4 @@ extension HTTPRetryStrategy where Self == Backoff {
 
     /// Never retries; set it as a request's ``HTTPRequest/retryStrategy`` to opt one request out.
     public static var never: Backoff { Backoff(schedule: .immediately, maximumNumberOfAttempts: 1) }
-}
-
-/// `base` raised to `exponent` without Foundation, so the strategy stays usable anywhere.
-private func pow(_ base: Double, _ exponent: Double) -> Double {
-    var result = 1.0
-    var remaining = Int(exponent)
-    while remaining > 0 {
-        result *= base
-        remaining -= 1
-        if !result.isFinite { return result }
-    }
-    return result
 }

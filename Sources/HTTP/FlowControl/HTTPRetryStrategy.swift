@@ -14,6 +14,10 @@ public import Foundation
 /// }
 /// ```
 ///
+/// To add rules to the standard strategy rather than replace it, combine them: with
+/// `.firstDecision(of: [RetryOnConflict(), .standard])` (``FirstDecisionStrategy``) the first strategy that
+/// decides to retry wins.
+///
 /// A strategy only decides; ``Retry`` still refuses to repeat requests that are not idempotent (see
 /// ``HTTPRequest/isIdempotent``), never retries cancelled or reset requests, and spends its
 /// ``RetryBudget``.

@@ -1,99 +1,130 @@
 public import Foundation
 
 /// Reads how long a server asks a client to wait, from `Retry-After` (RFC 9110 §10.2.3), `RateLimit-Reset`
-/// (IETF RateLimit header fields) and `X-RateLimit-Reset`.
+/// (the IETF RateLimit header fields) and `X-RateLimit-Reset`.
+///
+/// ```swift
+/// if let wait = RetryAfter.delay(in: response, now: Date()), wait <= .seconds(60) {
+///     try await Task.sleep(for: wait)
+/// }
+/// ```
+///
+/// Nothing a server sends makes these functions trap: a wait is never negative, a date in the past is zero,
+/// and a wait longer than a century — `Retry-After: 99999999999999999999` — is read as a century.
 public enum RetryAfter {
     /// The wait a response asks for, or `nil` when it names none.
     ///
-    /// - `Retry-After`: delta-seconds (`120`) or an HTTP-date (`Wed, 21 Oct 2026 07:28:00 GMT`, also the
-    ///   obsolete RFC 850 and asctime forms).
-    /// - `RateLimit-Reset`: delta-seconds.
-    /// - `X-RateLimit-Reset`: used by many APIs either as delta-seconds or as a Unix time in seconds; values
-    ///   above one billion are read as a Unix time.
+    /// - `Retry-After`, on any response: delay-seconds or an HTTP-date, as ``parse(_:now:)`` reads them.
+    ///   When the field appears more than once, the longest wait wins.
+    /// - `RateLimit-Reset` (delta-seconds) and `X-RateLimit-Reset` (delta-seconds, or a Unix time in
+    ///   seconds when above one billion, as many APIs send it), only when the quota they describe is used
+    ///   up: on a `429 Too Many Requests`, or with `RateLimit-Remaining: 0` or `X-RateLimit-Remaining: 0`.
+    ///   APIs send these fields on every response; while quota remains, the reset time says when the window
+    ///   ends, not how long to wait — a `502` from such an API is worth retrying before it.
     ///
-    /// A date in the past means "now" (zero). `Retry-After` wins when several are present.
+    /// `Retry-After` wins when several are present.
+    ///
+    /// - Parameters:
+    ///   - response: The response to read.
+    ///   - now: The current time, for HTTP-dates and Unix times.
+    /// - Returns: The wait, between zero and a century; `nil` when no field names one or none can be read.
     public static func delay(in response: HTTPResponse, now: Date) -> Duration? {
-        if let value = response.headers["Retry-After"], let delay = parse(value, now: now) { return delay }
-        if let value = response.headers["RateLimit-Reset"], let seconds = deltaSeconds(value) {
-            return .seconds(seconds)
+        var longest: Duration?
+        for value in response.headers.values(for: "Retry-After") {
+            if let delay = parse(value, now: now), longest.map({ delay > $0 }) ?? true { longest = delay }
         }
-        if let value = response.headers["X-RateLimit-Reset"], let number = deltaSeconds(value) {
+        if let longest { return longest }
+
+        guard isQuotaUsedUp(response) else { return nil }
+        if let value = response.headers["RateLimit-Reset"], let seconds = wholeSeconds(value) {
+            return Duration(clampingRetrySeconds: Double(seconds))
+        }
+        if let value = response.headers["X-RateLimit-Reset"], let number = wholeSeconds(value) {
             if number > 1_000_000_000 {
-                return .seconds(max(0, Double(number) - now.timeIntervalSince1970))
+                return Duration(clampingRetrySeconds: Double(number) - now.timeIntervalSince1970)
             }
-            return .seconds(number)
+            return Duration(clampingRetrySeconds: Double(number))
         }
         return nil
     }
 
-    /// Parses a `Retry-After` value: delta-seconds or an HTTP-date.
+    /// Whether a response says its rate-limit quota is used up: a `429`, or a remaining quota of zero.
+    private static func isQuotaUsedUp(_ response: HTTPResponse) -> Bool {
+        if response.status == .tooManyRequests { return true }
+        return ["RateLimit-Remaining", "X-RateLimit-Remaining"].contains { name in
+            response.headers[name].flatMap(wholeSeconds) == 0
+        }
+    }
+
+    /// Parses a `Retry-After` value: delay-seconds or an HTTP-date.
+    ///
+    /// - delay-seconds (`120`): decimal digits, with spaces or tabs around them. A fraction (`1.5`), which
+    ///   the grammar (`1*DIGIT`) does not allow but whose meaning is plain, is rounded up to whole seconds,
+    ///   so that the client never comes back sooner than asked — even when a server writes `3600.0`. A sign
+    ///   (`-5`, `+5`) makes the value invalid, as it does for urllib3 and Chromium.
+    /// - An HTTP-date, in any format ``httpDate(_:now:)`` accepts. A date in the past is zero.
+    ///
+    /// - Parameters:
+    ///   - value: The field value.
+    ///   - now: The current time.
+    /// - Returns: The wait, between zero and a century, or `nil` when `value` is neither.
     public static func parse(_ value: String, now: Date) -> Duration? {
-        if let seconds = deltaSeconds(value) { return .seconds(seconds) }
-        guard let date = httpDate(value) else { return nil }
-        return .seconds(max(0, date.timeIntervalSince(now)))
+        if let seconds = wholeSeconds(value) { return Duration(clampingRetrySeconds: Double(seconds)) }
+        guard let date = HTTPDate.secondsSince1970(value, now: now) else { return nil }
+        return Duration(clampingRetrySeconds: Double(date) - now.timeIntervalSince1970)
     }
 
-    /// A non-negative integer, as delta-seconds must be.
-    static func deltaSeconds(_ value: String) -> Int? {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-            return nil
+    /// Parses an HTTP-date (RFC 9110 §5.6.7) as robustly as the RFC encourages recipients to.
+    ///
+    /// All three HTTP formats — `Sun, 06 Nov 1994 08:49:37 GMT`, `Sunday, 06-Nov-94 08:49:37 GMT`,
+    /// `Sun Nov  6 08:49:37 1994` — and the variants that servers and the Internet Message Format (RFC 5322)
+    /// produce, which Python's `email.utils`, Go's `http.ParseTime` and OkHttp also accept:
+    /// - day and month names in any case, in full or abbreviated to three letters or more; the day name may
+    ///   be missing, and is not checked against the date;
+    /// - any run of spaces, tabs and commas between the parts;
+    /// - `UTC`, `UT`, `Z`, a numeric offset (`+0000`, `-0800`, `+05:30`) or a North American zone (`EST`,
+    ///   `PDT`, …) in place of `GMT`; no zone means GMT;
+    /// - seconds left out (`08:49`), one-digit fields, a leap second (`:60`);
+    /// - the date as `06 Nov 1994`, `06-Nov-94` or `Nov 6 1994`;
+    /// - two-digit years read by RFC 9110's rule: a date more than 50 years in the future is in the most
+    ///   recent past year with the same last two digits (in 2026, `76` is 2076 and `77` is 1977). Three-digit
+    ///   years have 1900 added (RFC 5322).
+    ///
+    /// ISO 8601, numeric months and impossible dates (31 April, 29 February 2026) are not HTTP-dates.
+    ///
+    /// - Parameters:
+    ///   - value: The text to parse.
+    ///   - now: The time two-digit years are read relative to.
+    /// - Returns: The date, or `nil` when `value` is not an HTTP-date.
+    public static func httpDate(_ value: String, now: Date = Date()) -> Date? {
+        HTTPDate.secondsSince1970(value, now: now).map { Date(timeIntervalSince1970: Double($0)) }
+    }
+
+    /// Decimal digits, optionally with a fraction, rounded up to whole seconds; at most 10¹² (which is more
+    /// than a century). `nil` for anything else, a sign included.
+    static func wholeSeconds(_ value: String) -> Int64? {
+        var utf8 = Substring(value).utf8
+        while let first = utf8.first, first == 0x20 || first == 0x09 { utf8.removeFirst() }
+        while let last = utf8.last, last == 0x20 || last == 0x09 { utf8.removeLast() }
+        var whole: Int64 = 0
+        var digits = 0
+        var hasFraction = false
+        var fractionIsZero = true
+        for byte in utf8 {
+            if byte == UInt8(ascii: "."), !hasFraction, digits > 0 {
+                hasFraction = true
+            } else if byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                if hasFraction {
+                    fractionIsZero = fractionIsZero && byte == UInt8(ascii: "0")
+                } else {
+                    whole = min(whole * 10 + Int64(byte - UInt8(ascii: "0")), 1_000_000_000_000)
+                    digits += 1
+                }
+            } else {
+                return nil
+            }
         }
-        return Int(trimmed.prefix(18))
-    }
-
-    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-
-    /// Parses an HTTP-date (RFC 9110 §5.6.7): IMF-fixdate, RFC 850 or asctime form, always GMT.
-    public static func httpDate(_ value: String) -> Date? {
-        let parts = value.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
-        var day: Int?
-        var month: Int?
-        var year: Int?
-        var time: [Int]?
-        switch parts.count {
-        case 6 where parts[5] == "GMT":
-            // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
-            day = Int(parts[1])
-            month = months.firstIndex(of: parts[2].lowercased()).map { $0 + 1 }
-            year = Int(parts[3])
-            time = clock(parts[4])
-        case 4 where parts[3] == "GMT":
-            // RFC 850: Sunday, 06-Nov-94 08:49:37 GMT
-            let date = parts[1].split(separator: "-").map(String.init)
-            guard date.count == 3, let shortYear = Int(date[2]) else { return nil }
-            day = Int(date[0])
-            month = months.firstIndex(of: date[1].lowercased()).map { $0 + 1 }
-            year = shortYear < 70 ? 2000 + shortYear : 1900 + shortYear
-            time = clock(parts[2])
-        case 5:
-            // asctime: Sun Nov  6 08:49:37 1994
-            month = months.firstIndex(of: parts[1].lowercased()).map { $0 + 1 }
-            day = Int(parts[2])
-            time = clock(parts[3])
-            year = Int(parts[4])
-        default:
-            return nil
-        }
-        guard let day, let month, let year, let time, time.count == 3 else { return nil }
-        var components = DateComponents()
-        components.calendar = Calendar(identifier: .gregorian)
-        components.timeZone = TimeZone(identifier: "GMT")
-        components.year = year
-        components.month = month
-        components.day = day
-        components.hour = time[0]
-        components.minute = time[1]
-        components.second = time[2]
-        guard components.isValidDate else { return nil }
-        return components.date
-    }
-
-    private static func clock(_ text: String) -> [Int]? {
-        let values = text.split(separator: ":").compactMap { Int($0) }
-        guard values.count == 3, (0..<24).contains(values[0]), (0..<60).contains(values[1]),
-            (0...60).contains(values[2])
-        else { return nil }
-        return values
+        guard digits > 0 else { return nil }
+        return fractionIsZero ? whole : whole + 1
     }
 }
