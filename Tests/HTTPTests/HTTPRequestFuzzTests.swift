@@ -139,7 +139,8 @@ import FoundationNetworking
                     if outcome.invalid { tally.invalid += 1 } else { tally.transported += 1 }
                     if let problem = outcome.problem { tally.problems.append(problem) }
                 }
-                group.addTask {
+                // Low priority: the tests that time something run alongside.
+                group.addTask(priority: .low) {
                     switch await chain.load(request) {
                     case .failure(let error) where error.code == .invalidRequest:
                         let namesAPart = Self.parts.contains { error.message.contains($0) }

@@ -13,7 +13,8 @@ import Testing
         #expect(sink.all.first == "→ \(tag) GET https://api.example.com/people/42")
         let response = sink.all.last ?? ""
         #expect(response.hasPrefix("← \(tag) 200 OK GET https://api.example.com/people/42 · 213 bytes · "))
-        #expect(response.hasSuffix(" ms"))
+        // The time is measured, not asserted: a loaded machine takes seconds.
+        #expect(response.hasSuffix(" ms") || response.hasSuffix(" s"))
     }
 
     @Test func failuresNameTheCodeAndMessage() async {

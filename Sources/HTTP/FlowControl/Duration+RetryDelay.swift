@@ -4,18 +4,12 @@ extension Duration {
     /// Longer waits — a server's `Retry-After: 99999999999999999999`, an exponential schedule's thousandth
     /// attempt under a huge ``Backoff/maximumDelay`` — are clamped to it, so that every delay can be added to
     /// any clock's `now` and converted to `Double` seconds without overflowing.
-    static let longestRetryDelay: Duration = .seconds(3_155_760_000)
+    static let longestRetryDelay: Duration = .century
 
     /// `seconds` as a duration in `0...longestRetryDelay`: negative values and NaN are zero, larger values
     /// (infinity included) are ``longestRetryDelay``. Unlike `Duration.seconds(_: Double)`, never traps.
     init(clampingRetrySeconds seconds: Double) {
-        if !(seconds > 0) {
-            self = .zero
-        } else if seconds >= Self.longestRetryDelay.secondsClampedToRetryRange {
-            self = .longestRetryDelay
-        } else {
-            self = min(.seconds(seconds), .longestRetryDelay)
-        }
+        self.init(clampingSeconds: seconds, to: .zero ... .longestRetryDelay)
     }
 
     /// This duration clamped to `0...longestRetryDelay`.

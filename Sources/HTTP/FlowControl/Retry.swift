@@ -153,7 +153,7 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
             attempt.isIdempotent,
             budget?.allowsRetry ?? true
         else { return nil }
-        return max(.zero, delay)
+        return delay.clampedToRetryRange  // a clock cannot sleep beyond a century
     }
 
     /// Waits on the clock, unless cancelled or reset first.

@@ -41,7 +41,8 @@ extension HTTPRequest {
         }
         urlRequest.httpBody = body
         if let timeout {
-            let interval = max(0.001, timeout.seconds)
+            // URLSession converts the interval to whole milliseconds and beyond; a week is forever to HTTP.
+            let interval = min(max(0.001, timeout.seconds), 7 * 24 * 3_600)
             #if canImport(FoundationNetworking)
             urlRequest.timeoutInterval = interval.rounded(.up)  // corelibs truncates to whole seconds
             #else

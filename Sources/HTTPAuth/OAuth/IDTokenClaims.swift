@@ -1,4 +1,5 @@
 public import Foundation
+import HTTP
 
 /// The claims of an OpenID Connect ID token that a client must check (OpenID Connect Core 2 and 3.1.3.7).
 ///
@@ -20,6 +21,8 @@ public struct IDTokenClaims: Sendable, Hashable {
     public var expiration: Date
     /// `iat`: when it was issued.
     public var issuedAt: Date
+    /// `nbf`: the time before which it must not be accepted, if set.
+    public var notBefore: Date?
     /// `nonce`: the value the client sent with the authorization request, echoed back.
     public var nonce: String?
     /// `azp`: the party the token was issued to, required when there are several audiences.
@@ -31,6 +34,7 @@ public struct IDTokenClaims: Sendable, Hashable {
         var aud: Audience
         var exp: Double
         var iat: Double
+        var nbf: Double?
         var nonce: String?
         var azp: String?
     }
@@ -71,27 +75,34 @@ public struct IDTokenClaims: Sendable, Hashable {
         audience = payload.aud.values
         expiration = Date(timeIntervalSince1970: payload.exp)
         issuedAt = Date(timeIntervalSince1970: payload.iat)
+        notBefore = payload.nbf.map { Date(timeIntervalSince1970: $0) }
         nonce = payload.nonce
         authorizedParty = payload.azp
     }
 
-    /// Checks the claims as OpenID Connect Core 3.1.3.7 steps 2–4, 9, 10 and 11 require.
+    /// Checks the claims as OpenID Connect Core 3.1.3.7 steps 2–4, 9, 10 and 11 require, the times on both sides.
     ///
     /// - Parameters:
     ///   - expectedIssuer: The issuer from the provider's discovery document; `iss` must equal it exactly.
     ///   - clientID: This client; `aud` must contain it, and when there are several audiences `azp` must be it.
     ///   - expectedNonce: The nonce sent with the authorization request, if one was; `nonce` must equal it.
-    ///   - now: The current time.
-    ///   - allowedSkew: How far the client's clock may be from the server's; 5 minutes by default.
+    ///   - now: The current time, in the issuer's clock where it is known (see
+    ///     ``OAuthCredentials/serverClockOffset``).
+    ///   - allowedSkew: How far the client's clock may be from the server's: `exp` must be later than
+    ///     `now - allowedSkew`, and `iat` and `nbf` (if present) no later than `now + allowedSkew`. 5 minutes by
+    ///     default.
+    ///   - maximumAge: How long ago `iat` may be: an ID token issued long before it arrives is a replay. 10
+    ///     minutes by default, as AppAuth.
     /// - Throws: ``OAuthError/invalidIDToken(_:)`` naming the claim that failed.
     public func validate(
         issuer expectedIssuer: String,
         clientID: String,
         nonce expectedNonce: String?,
         now: Date,
-        allowedSkew: Duration = .seconds(300)
+        allowedSkew: Duration = .seconds(300),
+        maximumAge: Duration = .seconds(600)
     ) throws(OAuthError) {
-        let skew = Double(allowedSkew.components.seconds)
+        let skew = allowedSkew.seconds
         guard issuer == expectedIssuer else {
             throw .invalidIDToken("iss is '\(issuer)', not the expected issuer '\(expectedIssuer)'")
         }
@@ -108,6 +119,12 @@ public struct IDTokenClaims: Sendable, Hashable {
         }
         guard issuedAt.timeIntervalSince(now) <= skew else {
             throw .invalidIDToken("iat \(issuedAt) is in the future beyond the allowed clock skew")
+        }
+        guard now.timeIntervalSince(issuedAt) <= maximumAge.seconds else {
+            throw .invalidIDToken("iat \(issuedAt) is more than \(maximumAge.seconds) s in the past: a replayed token")
+        }
+        if let notBefore, notBefore.timeIntervalSince(now) > skew {
+            throw .invalidIDToken("nbf \(notBefore) is in the future beyond the allowed clock skew")
         }
         if let expectedNonce {
             guard nonce == expectedNonce else {

@@ -323,13 +323,14 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         return now() >= deadline
     }
 
-    /// When `credentials` need refreshing: `window` before they expire, or half their lifetime if that is
-    /// shorter; `nil` when they have no expiry.
+    /// When `credentials` need refreshing, by this device's clock: `window` before they expire, or half their
+    /// lifetime if that is shorter; `nil` when they have no expiry. The expiry is in the server's clock when the
+    /// credentials know the offset between the two (``OAuthCredentials/serverClockOffset``).
     static func refreshDeadline(of credentials: OAuthCredentials, window: Duration) -> Date? {
         guard let expirationDate = credentials.expirationDate else { return nil }
         var window = window
         if let lifetime = credentials.lifetime { window = min(window, lifetime / 2) }
-        return expirationDate.addingTimeInterval(-window.seconds)
+        return expirationDate.addingTimeInterval(-window.seconds - (credentials.serverClockOffset ?? 0))
     }
 
     /// Credentials to send, waiting for a flow when there are none usable. `rejected` holds the token a

@@ -111,8 +111,12 @@ public struct OAuthConfiguration: Sendable {
     public var refreshWindow: Duration
     public var onInvalidGrant: InvalidGrantPolicy
     public var refreshLimit: RefreshLimit
-    /// How far this device's clock may be from the server's when ID tokens are checked.
+    /// How far this device's clock may be from the server's when ID tokens are checked (`exp`, `nbf`). The
+    /// server's clock is known from the token response's `Date` where it has one, so this covers the rest.
     public var allowedClockSkew: Duration
+    /// How long ago an ID token's `iat` may be (one issued in the future is checked against
+    /// ``allowedClockSkew``); 10 minutes by default, as AppAuth.
+    public var idTokenMaximumAge: Duration = .seconds(600)
     /// Where the provider sends the user after ending the session, if the app registered such a URI.
     public var postLogoutRedirectURI: URL?
     /// Extra authorization request parameters, such as `prompt` or `login_hint`.

@@ -123,7 +123,13 @@ public final class OAuthStateMachine: Sendable {
                     credentials = new
                     result = .loggedIn
                     await loader.saveCredentials(new)
-                    state = .done
+                    // A token dead on arrival is never handed to the waiting requests.
+                    guard loader.needsRefresh(new) else {
+                        state = .done
+                        continue
+                    }
+                    guard new.refreshToken != nil else { throw Self.deadOnArrival(new) }
+                    state = .refreshTokens
 
                 case .refreshTokens:
                     guard let current = credentials, let refreshToken = current.refreshToken else {
@@ -137,7 +143,9 @@ public final class OAuthStateMachine: Sendable {
                         credentials = new
                         result = .refreshed
                         await loader.saveCredentials(new)
-                        state = .done
+                        // A token dead on arrival is refreshed again, not handed out: the refresh limit ends a
+                        // server that keeps issuing them before any request goes out with one.
+                        state = loader.needsRefresh(new) ? .refreshTokens : .done
                     } catch .tokenRequestFailed(_, "invalid_grant", let description) {
                         credentials = nil
                         deletedCredentials = true
@@ -157,6 +165,13 @@ public final class OAuthStateMachine: Sendable {
                 return .failed(error, deletedCredentials: deletedCredentials)
             }
         }
+    }
+
+    /// The failure of a login whose token expires (or must be refreshed) the moment it arrives.
+    private static func deadOnArrival(_ credentials: OAuthCredentials) -> OAuthError {
+        .invalidTokenResponse(
+            "the token endpoint issued an access token that is already expired or due for refresh (expires "
+                + "\(credentials.expirationDate.map { "\($0)" } ?? "never")) and no refresh token")
     }
 
     // MARK: - Discovery
@@ -273,7 +288,7 @@ public final class OAuthStateMachine: Sendable {
 
     private func redeem(code: String, login: PendingLogin) async throws(OAuthError) -> OAuthCredentials {
         let endpoints = try await endpoints()
-        let (body, receivedAt) = try await tokenRequest(
+        let (body, receivedAt, serverDate) = try await tokenRequest(
             endpoints.token,
             fields: [
                 URLQueryItem(name: "grant_type", value: "authorization_code"),
@@ -282,7 +297,7 @@ public final class OAuthStateMachine: Sendable {
                 URLQueryItem(name: "code_verifier", value: login.pkce.verifier),
             ]
         )
-        let credentials = try OAuthCredentials(tokenResponse: body, receivedAt: receivedAt)
+        let credentials = try OAuthCredentials(tokenResponse: body, receivedAt: receivedAt, serverDate: serverDate)
         try validateIDToken(of: credentials, endpoints: endpoints, nonce: login.nonce, required: login.nonce != nil)
         return credentials
     }
@@ -293,14 +308,15 @@ public final class OAuthStateMachine: Sendable {
         -> OAuthCredentials
     {
         let endpoints = try await endpoints()
-        let (body, receivedAt) = try await tokenRequest(
+        let (body, receivedAt, serverDate) = try await tokenRequest(
             endpoints.token,
             fields: [
                 URLQueryItem(name: "grant_type", value: "refresh_token"),
                 URLQueryItem(name: "refresh_token", value: refreshToken),
             ]
         )
-        let credentials = try OAuthCredentials(tokenResponse: body, receivedAt: receivedAt, previous: current)
+        let credentials = try OAuthCredentials(
+            tokenResponse: body, receivedAt: receivedAt, serverDate: serverDate, previous: current)
         // A refresh may return a new ID token; it has no nonce (OpenID Connect Core 12.2).
         if credentials.idToken != current.idToken {
             try validateIDToken(of: credentials, endpoints: endpoints, nonce: nil, required: false)
@@ -323,13 +339,16 @@ public final class OAuthStateMachine: Sendable {
             issuer: endpoints.issuer ?? claims.issuer,
             clientID: configuration.clientID,
             nonce: nonce,
-            now: loader.now(),
-            allowedSkew: configuration.allowedClockSkew
+            now: credentials.serverTime(at: loader.now()),
+            allowedSkew: configuration.allowedClockSkew,
+            maximumAge: configuration.idTokenMaximumAge
         )
     }
 
-    /// Posts a token request and returns the successful response's body and when it arrived.
-    private func tokenRequest(_ endpoint: URL, fields: [URLQueryItem]) async throws(OAuthError) -> (Data, Date) {
+    /// Posts a token request and returns the successful response's body, when it arrived, and its `Date`.
+    private func tokenRequest(
+        _ endpoint: URL, fields: [URLQueryItem]
+    ) async throws(OAuthError) -> (Data, Date, Date?) {
         let response = try await post(fields, to: endpoint, what: "token endpoint")
         guard response.status.isSuccess else {
             let problem = try? JSONDecoder().decode(TokenErrorResponse.self, from: response.body)
@@ -339,7 +358,9 @@ public final class OAuthStateMachine: Sendable {
                 description: problem?.errorDescription
             )
         }
-        return (response.body, loader.now())
+        let receivedAt = loader.now()
+        let serverDate = response.headers["Date"].flatMap { RetryAfter.httpDate($0, now: receivedAt) }
+        return (response.body, receivedAt, serverDate)
     }
 
     /// An error response from the token endpoint (RFC 6749 §5.2).
