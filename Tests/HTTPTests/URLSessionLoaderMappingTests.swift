@@ -169,6 +169,18 @@ import FoundationNetworking
                 + "certificate (URLError code -1)")
     }
 
+    @Test func appTransportSecurityRefusingPlainHTTPIsNoRedirect() {
+        let url = URL(string: "http://api.example.com/items")!
+        let error = Self.map(
+            URLError(.appTransportSecurityRequiresSecureConnection, userInfo: [NSURLErrorFailingURLErrorKey: url]),
+            request: HTTPRequest(url: url))
+        #expect(error.code == .insecureConnection)
+        #expect(
+            error.message
+                == "no secure connection to api.example.com (URLError.appTransportSecurityRequiresSecureConnection (-1022))"
+        )
+    }
+
     private struct Failure: LocalizedError {
         var errorDescription: String?
     }

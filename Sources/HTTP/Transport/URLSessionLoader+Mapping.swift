@@ -110,7 +110,7 @@ extension HTTPError {
     ///
     /// TLS failures become ``HTTPError/Code/insecureConnection`` on both paths: Apple platforms report them with
     /// their own codes (`secureConnectionFailed`, `serverCertificateUntrusted`, …); swift-corelibs-foundation
-    /// has no code for them and reports `URLError.unknown` (-1) with libcurl's text, which then names TLS.
+    /// has no code for them and reports `URLError.unknown` (-1), recognised by libcurl's text.
     init(request: HTTPRequest, transportError error: any Error) {
         guard let urlError = error as? URLError else {
             let cause = TransportErrorText.scrubbed(error.localizedDescription, for: request, failingURL: nil)
@@ -122,6 +122,11 @@ extension HTTPError {
             )
             return
         }
+        if urlError.code == .cancelled {
+            // Cancelled by the caller (or by the loader declining a challenge): URLSession's text adds nothing.
+            self.init(.cancelled, request: request, message: "the request was cancelled", underlyingError: urlError)
+            return
+        }
         let explanation = TransportErrorText.explanation(of: urlError)
         let cause = explanation.flatMap {
             TransportErrorText.scrubbed($0, for: request, failingURL: urlError.failingURL)
@@ -130,15 +135,13 @@ extension HTTPError {
         let code: Code
         let phrase: String
         switch urlError.code {
-        case .cancelled:
-            // Cancelled by the caller (or by the loader declining a challenge): URLSession's text adds nothing.
-            self.init(.cancelled, request: request, message: "the request was cancelled", underlyingError: urlError)
-            return
         case _ where TransportErrorText.isSecureConnectionFailure(urlError.code, explanation: explanation):
             code = .insecureConnection
-            // A plain-http URL failing TLS was redirected to https: swift-corelibs-foundation reports the URL the
-            // task started with as the failing one, not the one it was redirected to.
-            let wasRedirected = (urlError.failingURL ?? request.url)?.scheme?.lowercased() == "http"
+            // A plain-http URL failing TLS in swift-corelibs-foundation was redirected to https: it reports the URL
+            // the task started with as the failing one, not the one it was redirected to. (Apple platforms report
+            // the redirect's URL, and App Transport Security's refusal of an http URL has a code of its own.)
+            let wasRedirected =
+                urlError.code == .unknown && (urlError.failingURL ?? request.url)?.scheme?.lowercased() == "http"
             phrase =
                 wasRedirected
                 ? "no secure connection to where \(target) redirected" : "no secure connection to \(target)"
@@ -235,7 +238,8 @@ enum TransportErrorText {
         // Longest first, so that a secret containing another one goes whole; before the line is made one line,
         // so that a secret with a line break in it is still found.
         var line = text
-        for secret in Set(secrets).sorted(by: { $0.count > $1.count }) where secret.count >= 4 {
+        for secret in Set(secrets).sorted(by: { $0.count > $1.count })
+        where secret.count >= 4 && !secret.allSatisfy(\.isWhitespace) {
             line = line.replacingOccurrences(of: secret, with: "<redacted>")
         }
         line = String(
