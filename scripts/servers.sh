@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Real local servers for the integration tests, the demo and the benchmarks: httpbin, an OpenID Connect
-# provider and nginx.
+# provider, nginx, and four HTTPS servers with test certificates.
 #
 #   scripts/servers.sh install             prepare the Python venv, and install nginx if it is missing
-#   scripts/servers.sh run [--] CMD ARGS   start the three servers, run CMD with HTTPBIN_URL,
-#                                          OIDC_ISSUER_URL and NGINX_URL set, stop them, exit with
-#                                          CMD's status
+#   scripts/servers.sh run [--] CMD ARGS   start the servers, run CMD with HTTPBIN_URL, OIDC_ISSUER_URL,
+#                                          NGINX_URL, TLS_SELF_SIGNED_URL, TLS_EXPIRED_URL,
+#                                          TLS_WRONG_NAME_URL, TLS_TRUSTED_URL and TLS_CA_FILE set, stop
+#                                          them, exit with CMD's status
 #   scripts/servers.sh start               start them, print the export lines, wait for Ctrl-C
 #
 # Works from any directory. Needs bash, python3 (3.10+; with pip, or with venv's ensurepip) and,
@@ -44,10 +45,26 @@
 #     GET /limited      200 {"ok":true} (application/json), limited to 20 requests/s with a burst of 10
 #                       (limit_req burst=10 nodelay): beyond that 429 at once; all clients share one
 #                       budget, as all come from 127.0.0.1; both answers carry "Retry-After: 1"
+#   four HTTPS servers (Python's http.server and ssl, from the venv's Python: scripts/tls-servers.py):
+#     python scripts/tls-servers.py serve --port PORT --cert NAME.pem --key NAME.key --name NAME
+#     GET /health 200 "ok" (text/plain), GET / 200 {"server": NAME} (application/json), else 404.
+#     Their certificates are made for each run (scripts/tls-servers.py certs; EC P-256 keys, nothing kept
+#     between runs, the CA's key never written) in a folder of their own, .build/servers-tls/run/
+#     (run-PID as for nginx's), and all but one are for 127.0.0.1 and localhost:
+#       tls-self-signed  TLS_SELF_SIGNED_URL  self-signed
+#       tls-expired      TLS_EXPIRED_URL      issued by the test CA, expired a day ago
+#       tls-wrong-name   TLS_WRONG_NAME_URL   issued by the test CA, valid, for example.invalid only
+#       tls-trusted      TLS_TRUSTED_URL      issued by the test CA, valid: good for a client that trusts it
+#     TLS_CA_FILE is the test CA's certificate (PEM). A client that does not trust it, such as URLSession
+#     on Linux, which cannot be told to, fails the expired and wrong-name servers for the unknown issuer
+#     first (libcurl: "SSL certificate problem: unable to get local issuer certificate"); one that does
+#     fails them for the expiry resp. the name (`curl --cacert "$TLS_CA_FILE"`: "certificate has expired",
+#     "no alternative certificate subject name matches target host name '127.0.0.1'").
 # A server counts as up when its log says it has bound the port ("Listening at: http://127.0.0.1:PORT",
-# "Uvicorn running on http://127.0.0.1:PORT", nginx's "start worker processes") and GET /get,
-# /.well-known/openid-configuration, resp. /health, answers 200. A port taken between picking and
-# binding is retried on a new port (3 tries).
+# "Uvicorn running on http://127.0.0.1:PORT", nginx's "start worker processes", "Serving HTTPS on
+# 127.0.0.1:PORT") and GET /get, /.well-known/openid-configuration, resp. /health, answers 200: over TLS
+# without checking the certificate, except the trusted server's, which must pass a check against
+# TLS_CA_FILE (name included). A port taken between picking and binding is retried on a new port (3 tries).
 #
 # Observed in oidc-provider-mock 0.3.4 (see also DESIGN.md): POST /oauth2/authorize?response_type=code
 # &client_id=..&redirect_uri=..&state=.. with form sub=alice answers 302 to redirect_uri?code=..&state=..;
@@ -71,17 +88,23 @@ REQUIREMENTS=$SCRIPT_DIR/requirements-servers.txt
 LOG_DIR=$BUILD_DIR/servers-logs
 NGINX_DIRS=$BUILD_DIR/servers-nginx  # each run's nginx folder is made in here
 NGINX_DIR=""
+TLS_DIRS=$BUILD_DIR/servers-tls  # each run's certificate folder is made in here
+TLS_DIR=""
 NGINX=""  # the nginx binary, once found
 PYTHON=${SERVERS_PYTHON:-python3}
 READY_TIMEOUT=${SERVERS_READY_TIMEOUT:-30}
 STOP_TIMEOUT=10  # seconds a server gets after its stop signal, or CMD after SIGTERM, before SIGKILL
 PORT_TRIES=3
 
-# The servers, by index: 0 = httpbin, 1 = the OpenID Connect provider, 2 = nginx.
-SERVER_NAME=(httpbin oidc-provider-mock nginx)
-SERVER_PROBE=(/get /.well-known/openid-configuration /health)
-# gunicorn's quick shutdown (its workers notice a TERM only after up to 1 s); nginx's fast shutdown
-SERVER_STOP_SIGNAL=(QUIT TERM TERM)
+# The servers, by index: 0 = httpbin, 1 = the OpenID Connect provider, 2 = nginx, 3-6 = the HTTPS servers
+# (each named tls-<its certificate's file name>).
+SERVER_NAME=(httpbin oidc-provider-mock nginx tls-self-signed tls-expired tls-wrong-name tls-trusted)
+SERVER_PROBE=(/get /.well-known/openid-configuration /health /health /health /health /health)
+# gunicorn's quick shutdown (its workers notice a TERM only after up to 1 s); nginx's fast shutdown; Python's
+# default for TERM, which ends the TLS servers at once
+SERVER_STOP_SIGNAL=(QUIT TERM TERM TERM TERM TERM TERM)
+FIRST_TLS_SERVER=3
+TLS_TRUSTED_SERVER=6
 SERVER_PID=()
 SERVER_PORT=()
 SERVER_LOG=()
@@ -100,9 +123,11 @@ usage() {
 usage: scripts/servers.sh install
        scripts/servers.sh run [--] CMD [ARGS...]
        scripts/servers.sh start
-Starts httpbin, oidc-provider-mock and nginx on 127.0.0.1 (free ports) and hands their URLs over
-as HTTPBIN_URL, OIDC_ISSUER_URL and NGINX_URL. Environment: OIDC_TOKEN_LIFETIME, SERVERS_PYTHON,
-SERVERS_NGINX, SERVERS_READY_TIMEOUT. Logs: .build/servers-logs/.
+Starts httpbin, oidc-provider-mock, nginx and four HTTPS servers with test certificates on 127.0.0.1
+(free ports) and hands their URLs over as HTTPBIN_URL, OIDC_ISSUER_URL, NGINX_URL, TLS_SELF_SIGNED_URL,
+TLS_EXPIRED_URL, TLS_WRONG_NAME_URL and TLS_TRUSTED_URL, with the test CA's certificate as TLS_CA_FILE.
+Environment: OIDC_TOKEN_LIFETIME, SERVERS_PYTHON, SERVERS_NGINX, SERVERS_READY_TIMEOUT.
+Logs: .build/servers-logs/.
 EOF
 }
 
@@ -213,6 +238,13 @@ prepare_nginx_dir() {
   printf '%s' '{"ok":true}' >"$NGINX_DIR/html/limited.json"
 }
 
+# Makes this run's certificates for the HTTPS servers (with Ctrl-C ignored, as in free_port).
+prepare_tls_dir() {
+  rm -rf "$TLS_DIR"
+  ( trap '' INT; exec "$VENV/bin/python" "$SCRIPT_DIR/tls-servers.py" certs "$TLS_DIR" ) </dev/null 8>&- 9>&- ||
+    die "could not make the test certificates in ${TLS_DIR#"$ROOT"/}"
+}
+
 # Writes nginx.conf for port $1. Its paths are relative to the prefix (-p), this run's folder, so the
 # folder's own path needs no quoting in it.
 write_nginx_conf() {
@@ -307,6 +339,9 @@ server_argv() {
     1) SERVER_ARGV=("$VENV/bin/oidc-provider-mock" --host 127.0.0.1 --port "$2")
        [ -z "${OIDC_TOKEN_LIFETIME:-}" ] || SERVER_ARGV+=(--token-max-age "$OIDC_TOKEN_LIFETIME") ;;
     2) SERVER_ARGV=("$NGINX" -p "$NGINX_DIR/" -c nginx.conf -e stderr -g 'daemon off;') ;;
+    *) local name=${SERVER_NAME[$1]#tls-}
+       SERVER_ARGV=("$VENV/bin/python" "$SCRIPT_DIR/tls-servers.py" serve --port "$2"
+                    --cert "$TLS_DIR/$name.pem" --key "$TLS_DIR/$name.key" --name "$name") ;;
   esac
 }
 
@@ -316,10 +351,19 @@ bound_marker() {
     0) printf 'Listening at: http://127.0.0.1:%s (' "${SERVER_PORT[$1]}" ;;
     1) printf 'Uvicorn running on http://127.0.0.1:%s ' "${SERVER_PORT[$1]}" ;;
     2) printf 'start worker processes' ;;  # (logged once it has bound the port its config names)
+    *) printf 'Serving HTTPS on 127.0.0.1:%s (' "${SERVER_PORT[$1]}" ;;
   esac
 }
 
-server_url() { printf 'http://127.0.0.1:%s' "${SERVER_PORT[$1]}"; }
+server_url() {
+  if [ "$1" -ge "$FIRST_TLS_SERVER" ]; then printf 'https://127.0.0.1:%s' "${SERVER_PORT[$1]}"
+  else printf 'http://127.0.0.1:%s' "${SERVER_PORT[$1]}"; fi
+}
+
+# The CA file the readiness probe checks server $1's certificate against; none (no check) for the others.
+probe_ca_file() {
+  if [ "$1" -eq "$TLS_TRUSTED_SERVER" ]; then printf '%s' "$TLS_DIR/ca.pem"; fi
+}
 
 # Starts server $1 on a fresh port, as the leader of a new process group (so stopping it stops its
 # workers too), from the venv's folder (so no gunicorn.conf.py or module in the caller's cwd is picked up).
@@ -382,13 +426,23 @@ server_failed() {
 }
 
 # Polls until server $1 has bound its port and answers 200 on its probe URL. Exit status: 0 up,
-# 2 the port was taken, 3 the server exited, 4 out of time.
+# 2 the port was taken, 3 the server exited, 4 out of time (after printing the last failed probe's error).
+# An https URL is probed without checking its certificate, unless a CA file is given: then the certificate
+# must be valid for the URL's host and issued by that CA.
 WAIT_PY='
-import os, sys, time, urllib.request
+import os, ssl, sys, time, urllib.request
 
-url, pid, log, marker, timeout = sys.argv[1:]
+url, pid, log, marker, timeout, ca_file = sys.argv[1:]
 pid, deadline = int(pid), time.monotonic() + float(timeout)
-opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via a proxy
+if ca_file:
+    context = ssl.create_default_context(cafile=ca_file)
+else:
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+opener = urllib.request.build_opener(  # never via a proxy
+    urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=context))
+last_error = None
 
 def alive():
     try:
@@ -401,6 +455,7 @@ def alive():
         return True
 
 def main():
+    global last_error
     while True:
         try:
             with open(log, errors="replace") as f:
@@ -415,11 +470,13 @@ def main():
                 with opener.open(url, timeout=2) as response:
                     if response.status == 200:
                         return 0
-            except Exception:
-                pass
+            except Exception as error:
+                last_error = error
         if not alive():
             return 3
         if time.monotonic() > deadline:
+            if last_error is not None:
+                print("servers.sh: the last probe of %s failed: %s" % (url, last_error), file=sys.stderr)
             return 4
         time.sleep(0.1)
 
@@ -428,15 +485,18 @@ sys.exit(main())
 
 start_servers() {
   mkdir -p "$LOG_DIR"
-  # Fixed log names and nginx folder, unless another servers.sh in this checkout is running and using
-  # them. (Without flock to tell, the nginx folder is always this run's own: another run would empty it.)
-  local suffix="" nginx_suffix="-$$" i status remaining
+  # Fixed log names and nginx and certificate folders, unless another servers.sh in this checkout is running
+  # and using them. (Without flock to tell, the folders are always this run's own: another run would empty
+  # them.)
+  local suffix="" dir_suffix="-$$" i status remaining
   if command -v flock >/dev/null 2>&1; then
     exec 8>"$LOG_DIR/.lock"
-    if flock -n 8; then nginx_suffix=""; else suffix="-$$"; fi
+    if flock -n 8; then dir_suffix=""; else suffix="-$$"; fi
   fi
-  NGINX_DIR=$NGINX_DIRS/run$nginx_suffix
+  NGINX_DIR=$NGINX_DIRS/run$dir_suffix
+  TLS_DIR=$TLS_DIRS/run$dir_suffix
   prepare_nginx_dir
+  prepare_tls_dir
   for i in "${!SERVER_NAME[@]}"; do
     SERVER_LOG[i]="$LOG_DIR/${SERVER_NAME[$i]}$suffix.log"
     launch_server "$i"
@@ -446,7 +506,7 @@ start_servers() {
       remaining=$(( SERVER_STARTED_AT[i] + READY_TIMEOUT - SECONDS ))
       [ "$remaining" -gt 0 ] || remaining=1
       run_child helper "$VENV/bin/python" -c "$WAIT_PY" "$(server_url "$i")${SERVER_PROBE[$i]}" \
-        "${SERVER_PID[$i]}" "${SERVER_LOG[$i]}" "$(bound_marker "$i")" "$remaining"
+        "${SERVER_PID[$i]}" "${SERVER_LOG[$i]}" "$(bound_marker "$i")" "$remaining" "$(probe_ca_file "$i")"
       status=$CHILD_STATUS
       case $status in
         0) break ;;
@@ -461,10 +521,16 @@ start_servers() {
       esac
     done
   done
-  export HTTPBIN_URL OIDC_ISSUER_URL NGINX_URL
+  export HTTPBIN_URL OIDC_ISSUER_URL NGINX_URL TLS_SELF_SIGNED_URL TLS_EXPIRED_URL TLS_WRONG_NAME_URL \
+    TLS_TRUSTED_URL TLS_CA_FILE
   HTTPBIN_URL=$(server_url 0)
   OIDC_ISSUER_URL=$(server_url 1)
   NGINX_URL=$(server_url 2)
+  TLS_SELF_SIGNED_URL=$(server_url 3)
+  TLS_EXPIRED_URL=$(server_url 4)
+  TLS_WRONG_NAME_URL=$(server_url 5)
+  TLS_TRUSTED_URL=$(server_url 6)
+  TLS_CA_FILE=$TLS_DIR/ca.pem
 }
 
 # --- running and stopping -------------------------------------------------------------------
@@ -569,9 +635,15 @@ main() {
       note "httpbin at $HTTPBIN_URL, oidc-provider-mock at $OIDC_ISSUER_URL, nginx at $NGINX_URL" \
         "(logs: ${SERVER_LOG[0]#"$ROOT"/}, ${SERVER_LOG[1]#"$ROOT"/}, ${SERVER_LOG[2]#"$ROOT"/};" \
         "nginx's folder: ${NGINX_DIR#"$ROOT"/})"
+      note "HTTPS with test certificates: self-signed at $TLS_SELF_SIGNED_URL, expired at $TLS_EXPIRED_URL," \
+        "wrong name at $TLS_WRONG_NAME_URL, trusted by ${TLS_CA_FILE#"$ROOT"/} at $TLS_TRUSTED_URL" \
+        "(logs: ${LOG_DIR#"$ROOT"/}/tls-*.log)"
       if [ "$command" = start ]; then
         printf 'export HTTPBIN_URL=%s\nexport OIDC_ISSUER_URL=%s\nexport NGINX_URL=%s\n' \
           "$HTTPBIN_URL" "$OIDC_ISSUER_URL" "$NGINX_URL"
+        printf 'export TLS_SELF_SIGNED_URL=%s\nexport TLS_EXPIRED_URL=%s\nexport TLS_WRONG_NAME_URL=%s\n' \
+          "$TLS_SELF_SIGNED_URL" "$TLS_EXPIRED_URL" "$TLS_WRONG_NAME_URL"
+        printf 'export TLS_TRUSTED_URL=%s\nexport TLS_CA_FILE=%q\n' "$TLS_TRUSTED_URL" "$TLS_CA_FILE"
         note "press Ctrl-C to stop"
         while :; do
           for i in "${!SERVER_NAME[@]}"; do server_is_alive "$i" || server_failed "$i" "stopped unexpectedly"; done

@@ -52,6 +52,24 @@ enum TestServers {
     /// The local nginx, with `/limited` (rate-limited: 429 with `Retry-After: 1`) and `/person.json`.
     static let nginx: URL? = environment["NGINX_URL"].flatMap(URL.init(string:))
 
+    /// The HTTPS server with a self-signed certificate for 127.0.0.1, e.g. `https://127.0.0.1:41235`.
+    static let tlsSelfSigned: URL? = environment["TLS_SELF_SIGNED_URL"].flatMap(URL.init(string:))
+
+    /// The HTTPS server whose certificate, issued by the test CA (``tlsCAFile``), expired a day ago.
+    static let tlsExpired: URL? = environment["TLS_EXPIRED_URL"].flatMap(URL.init(string:))
+
+    /// The HTTPS server whose certificate, issued by the test CA, is for `example.invalid` only.
+    static let tlsWrongName: URL? = environment["TLS_WRONG_NAME_URL"].flatMap(URL.init(string:))
+
+    /// The HTTPS server with a valid certificate for 127.0.0.1 issued by the test CA.
+    static let tlsTrusted: URL? = environment["TLS_TRUSTED_URL"].flatMap(URL.init(string:))
+
+    /// The test CA's certificate (PEM), which nothing trusts unless told to.
+    static let tlsCAFile: URL? = environment["TLS_CA_FILE"].map { URL(fileURLWithPath: $0) }
+
+    /// Set by `scripts/with-test-ca.sh`: the system's CA bundle, as this process sees it, holds ``tlsCAFile``.
+    static let isTLSCATrusted = environment["TLS_CA_TRUSTED"] == "1"
+
     /// Set by the test command: a missing server is then a failure, not a skip.
     static let areRequired = environment["HTTP_REQUIRE_SERVERS"] == "1"
 

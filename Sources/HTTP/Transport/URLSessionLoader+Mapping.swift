@@ -88,66 +88,204 @@ private struct URLResponseHeaders: HeaderSource, @unchecked Sendable {
 extension HTTPError {
     /// Maps an error from `URLSession` to an ``HTTPError`` with the matching code, keeping it as the
     /// underlying error.
+    ///
+    /// The message names the server and keeps the transport's own explanation — libcurl's text on Linux
+    /// ("SSL certificate problem: self-signed certificate"), URLSession's on Apple platforms — without the
+    /// request's query, its header values or any URL's query (see ``TransportErrorText``).
+    ///
+    /// TLS failures become ``HTTPError/Code/insecureConnection`` on both paths: Apple platforms report them with
+    /// their own codes (`secureConnectionFailed`, `serverCertificateUntrusted`, …); swift-corelibs-foundation
+    /// has no code for them and reports `URLError.unknown` (-1), recognised by libcurl's text.
     init(request: HTTPRequest, transportError error: any Error) {
         guard let urlError = error as? URLError else {
+            let cause = TransportErrorText.scrubbed(error.localizedDescription, for: request, failingURL: nil)
             self.init(
                 .unknown,
                 request: request,
-                message: "the transport failed: \(error.localizedDescription)",
+                message: "the transport failed" + (cause.map { ": \($0)" } ?? ""),
                 underlyingError: error
             )
             return
         }
+        if urlError.code == .cancelled {
+            // Cancelled by the caller (or by the loader declining a challenge): URLSession's text adds nothing.
+            self.init(.cancelled, request: request, message: "the request was cancelled", underlyingError: urlError)
+            return
+        }
+        let explanation = TransportErrorText.explanation(of: urlError)
+        let cause = explanation.flatMap {
+            TransportErrorText.scrubbed($0, for: request, failingURL: urlError.failingURL)
+        }
+        let target = Self.target(of: urlError.failingURL, request: request)
         let code: Code
-        let message: String
-        let target = request.url.map { "\($0.host ?? "?")\($0.port.map { ":\($0)" } ?? "")" } ?? "the server"
+        let phrase: String
         switch urlError.code {
-        case .cancelled:
-            code = .cancelled
-            message = "the request was cancelled"
+        case _ where TransportErrorText.isSecureConnectionFailure(urlError.code, explanation: explanation):
+            code = .insecureConnection
+            // A plain-http URL failing TLS in swift-corelibs-foundation was redirected to https: it reports the URL
+            // the task started with as the failing one, not the one it was redirected to. (Apple platforms report
+            // the redirect's URL, and App Transport Security's refusal of an http URL has a code of its own.)
+            let wasRedirected =
+                urlError.code == .unknown && (urlError.failingURL ?? request.url)?.scheme?.lowercased() == "http"
+            phrase =
+                wasRedirected
+                ? "no secure connection to where \(target) redirected" : "no secure connection to \(target)"
         case .timedOut:
             code = .timedOut
-            message = "\(target) did not answer in time"
+            phrase = "\(target) did not answer in time"
         case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet,
             .networkConnectionLost, .internationalRoamingOff, .callIsActive, .dataNotAllowed, .resourceUnavailable:
             code = .cannotConnect
-            message = "could not reach \(target) (\(urlError.code.displayName))"
-        case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
-            .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
-            .clientCertificateRequired, .appTransportSecurityRequiresSecureConnection:
-            code = .insecureConnection
-            message = "no secure connection to \(target) (\(urlError.code.displayName))"
+            phrase = "could not reach \(target)"
         case .badServerResponse, .cannotParseResponse, .cannotDecodeRawData, .cannotDecodeContentData,
             .zeroByteResource, .dataLengthExceedsMaximum, .httpTooManyRedirects, .redirectToNonExistentLocation:
             code = .invalidResponse
-            message = "the response from \(target) could not be used (\(urlError.code.displayName))"
+            phrase = "the response from \(target) could not be used"
         case .badURL, .unsupportedURL:
             code = .invalidRequest
-            message = "URLSession rejected the URL (\(urlError.code.displayName))"
+            phrase = "URLSession rejected the URL"
         case .userAuthenticationRequired, .userCancelledAuthentication:
             code = .cannotAuthenticate
-            message = "\(target) required authentication (\(urlError.code.displayName))"
+            phrase = "\(target) required authentication"
         default:
             code = .unknown
-            message = "the transport failed (\(urlError.code.displayName))"
+            phrase = "the transport failed"
         }
+        let message = phrase + (cause.map { ": \($0)" } ?? "") + " (\(urlError.code.displayName))"
         self.init(code, request: request, message: message, underlyingError: urlError)
+    }
+
+    /// `host:port` of the URL that failed — after a redirect, not necessarily the request's — or `"the server"`.
+    private static func target(of failingURL: URL?, request: HTTPRequest) -> String {
+        let host = failingURL?.host ?? request.host
+        let port = failingURL != nil ? failingURL?.port : request.port
+        guard let host else { return "the server" }
+        return host + (port.map { ":\($0)" } ?? "")
+    }
+}
+
+/// The text a transport error carries, made fit for an ``HTTPError/message``.
+enum TransportErrorText {
+    /// The longest explanation kept, in characters; libcurl's are at most 255 bytes.
+    static let maximumLength = 300
+
+    /// The explanation `error` carries: its `NSLocalizedDescription`, else its underlying error's; `nil` when
+    /// it has none. (The `localizedDescription` of a `URLError` without one is only a generic sentence around
+    /// the code's number.) swift-corelibs-foundation puts libcurl's error text in both.
+    static func explanation(of error: URLError) -> String? {
+        if let text = error.userInfo[NSLocalizedDescriptionKey] as? String, !text.isEmpty { return text }
+        guard let underlying = error.userInfo[NSUnderlyingErrorKey] as? any Error else { return nil }
+        let text = (underlying as NSError).userInfo[NSLocalizedDescriptionKey] as? String
+        return text?.isEmpty == false ? text : nil
+    }
+
+    /// Whether a `URLError` reports that no secure connection could be made: one of the TLS codes Apple
+    /// platforms use, or, from swift-corelibs-foundation, `URLError.unknown` with libcurl's text about TLS
+    /// ("SSL certificate problem: …", "SSL: no alternative certificate subject name matches …",
+    /// "OpenSSL SSL_connect: …", "…:SSL routines::wrong version number", GnuTLS's "… certificate …").
+    static func isSecureConnectionFailure(_ code: URLError.Code, explanation: String?) -> Bool {
+        switch code {
+        case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
+            .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
+            .clientCertificateRequired, .appTransportSecurityRequiresSecureConnection:
+            return true
+        case .unknown:
+            // A read or write that fails on a connection already secured ("OpenSSL SSL_read: … unexpected eof")
+            // is a lost connection, not a failure to secure one.
+            guard let explanation, !explanation.contains("SSL_read"), !explanation.contains("SSL_write") else {
+                return false
+            }
+            return ["SSL", "TLS", "schannel"].contains { explanation.contains($0) }
+                || explanation.range(of: "certificate", options: .caseInsensitive) != nil
+        default:
+            return false
+        }
+    }
+
+    /// `text` as one line of at most ``maximumLength`` characters, with nothing secret the request could have
+    /// put into it: the request's query and fragment and the values of its query items and header fields (those
+    /// of four characters or more) are replaced by `<redacted>`, and so are the user info, query and fragment of
+    /// any URL in the text. `nil` when nothing is left.
+    static func scrubbed(_ text: String, for request: HTTPRequest, failingURL: URL?) -> String? {
+        var secrets: [String] = []
+        for part in [request.percentEncodedQuery, failingURL?.query, request.fragment, failingURL?.fragment] {
+            guard let part, !part.isEmpty else { continue }
+            secrets.append(part)
+            for pair in part.split(separator: "&") {
+                guard let equals = pair.firstIndex(of: "=") else { continue }
+                let value = String(pair[pair.index(after: equals)...])
+                secrets.append(value)
+                if let decoded = PercentEncoding.decode(value) { secrets.append(decoded) }
+            }
+        }
+        secrets += request.headersIncludingBody.map(\.value)
+        secrets += secrets.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        // Longest first, so that a secret containing another one goes whole; before the line is made one line,
+        // so that a secret with a line break in it is still found.
+        var line = text
+        for secret in Set(secrets).sorted(by: { $0.count > $1.count })
+        where secret.count >= 4 && !secret.allSatisfy(\.isWhitespace) {
+            line = line.replacingOccurrences(of: secret, with: "<redacted>")
+        }
+        line = String(
+            String.UnicodeScalarView(line.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+        line = line.split(separator: " ", omittingEmptySubsequences: false).map(withoutURLSecrets)
+            .joined(separator: " ")
+        line = line.trimmingCharacters(in: .whitespaces)
+        while line.hasSuffix(".") { line.removeLast() }
+        if line.count > maximumLength { line = line.prefix(maximumLength - 1) + "…" }
+        return line.isEmpty ? nil : line
+    }
+
+    /// A word of text; if it holds a URL (`scheme://…`), without the URL's user info, query and fragment.
+    private static func withoutURLSecrets(_ word: Substring) -> String {
+        var url = String(word)
+        guard let schemeEnd = url.range(of: "://") else { return url }
+        let authorityEnd = url[schemeEnd.upperBound...].firstIndex { "/?#".contains($0) } ?? url.endIndex
+        if let at = url[schemeEnd.upperBound..<authorityEnd].lastIndex(of: "@") {
+            url.replaceSubrange(schemeEnd.upperBound...at, with: "<redacted>@")
+        }
+        if let cut = url.firstIndex(where: { $0 == "?" || $0 == "#" }) {
+            url.replaceSubrange(url.index(after: cut)..., with: "<redacted>")
+        }
+        return url
     }
 }
 
 extension URLError.Code {
-    /// `URLError.cannotConnectToHost (-1004)`: the name where it is a common one, and always the number.
+    /// `URLError.cannotConnectToHost (-1004)`: the name where it is a common one, and always the number
+    /// (`URLError code -1`).
     var displayName: String {
-        let names: [URLError.Code: String] = [
-            .cannotConnectToHost: "cannotConnectToHost", .timedOut: "timedOut", .cancelled: "cancelled",
-            .cannotFindHost: "cannotFindHost",
-            .dnsLookupFailed: "dnsLookupFailed", .notConnectedToInternet: "notConnectedToInternet",
-            .networkConnectionLost: "networkConnectionLost", .secureConnectionFailed: "secureConnectionFailed",
-            .serverCertificateUntrusted: "serverCertificateUntrusted", .badServerResponse: "badServerResponse",
-            .cannotParseResponse: "cannotParseResponse", .cannotDecodeContentData: "cannotDecodeContentData",
-            .httpTooManyRedirects: "httpTooManyRedirects", .badURL: "badURL", .unsupportedURL: "unsupportedURL",
-            .userAuthenticationRequired: "userAuthenticationRequired", .zeroByteResource: "zeroByteResource",
-        ]
-        return "URLError." + (names[self].map { "\($0) (\(rawValue))" } ?? "code \(rawValue)")
+        guard let name else { return "URLError code \(rawValue)" }
+        return "URLError.\(name) (\(rawValue))"
+    }
+
+    private var name: String? {
+        switch self {
+        case .cancelled: "cancelled"
+        case .timedOut: "timedOut"
+        case .cannotConnectToHost: "cannotConnectToHost"
+        case .cannotFindHost: "cannotFindHost"
+        case .dnsLookupFailed: "dnsLookupFailed"
+        case .notConnectedToInternet: "notConnectedToInternet"
+        case .networkConnectionLost: "networkConnectionLost"
+        case .secureConnectionFailed: "secureConnectionFailed"
+        case .serverCertificateHasBadDate: "serverCertificateHasBadDate"
+        case .serverCertificateUntrusted: "serverCertificateUntrusted"
+        case .serverCertificateHasUnknownRoot: "serverCertificateHasUnknownRoot"
+        case .serverCertificateNotYetValid: "serverCertificateNotYetValid"
+        case .clientCertificateRejected: "clientCertificateRejected"
+        case .clientCertificateRequired: "clientCertificateRequired"
+        case .appTransportSecurityRequiresSecureConnection: "appTransportSecurityRequiresSecureConnection"
+        case .badServerResponse: "badServerResponse"
+        case .cannotParseResponse: "cannotParseResponse"
+        case .cannotDecodeContentData: "cannotDecodeContentData"
+        case .httpTooManyRedirects: "httpTooManyRedirects"
+        case .badURL: "badURL"
+        case .unsupportedURL: "unsupportedURL"
+        case .userAuthenticationRequired: "userAuthenticationRequired"
+        case .zeroByteResource: "zeroByteResource"
+        default: nil
+        }
     }
 }
