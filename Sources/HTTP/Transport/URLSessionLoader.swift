@@ -28,7 +28,7 @@ public import FoundationNetworking
 ///   redirect changes scheme, host or port, removes `Authorization`, `Proxy-Authorization` and `Cookie`.
 ///   A request can refuse to follow redirects with ``HTTPRequest/redirectPolicy``.
 /// - **Cookies.** URLSession's cookie storage would silently add and keep cookies, and they would survive
-///   a ``reset()`` (log out). ``defaultConfiguration`` turns cookie handling off: a request carries exactly
+///   a ``HTTPLoader/reset()`` (log out). ``defaultConfiguration`` turns cookie handling off: a request carries exactly
 ///   the `Cookie` field it sets. Pass a configuration with a cookie storage to opt in.
 /// - **Caching.** The shared `URLCache` (a disk cache on Linux) would answer some requests without asking
 ///   the server. ``defaultConfiguration`` uses no cache, so every load reaches the server.
