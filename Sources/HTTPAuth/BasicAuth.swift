@@ -75,6 +75,8 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
     public let origins: Set<Origin>
     private let scope: CredentialOrigins
     private let state = Locked(State())
+    /// The requests sent on with credentials, which a reset waits for before it forgets them.
+    private let inFlight = InFlightLoads()
 
     /// - Parameters:
     ///   - origins: Where the loader's credentials may be sent: origins such as `"https://api.example.com:8443"`
@@ -115,6 +117,8 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
         if let own = request.basicCredentials { return await send(request, withItsOwn: own) }
         guard request.isForAuthenticatingLoader(self, nativeMethod: .basic) else { return await loadNext(request) }
         guard scope.contains(request) else { return .failure(scope.refusal(of: request)) }
+        inFlight.begin()
+        defer { inFlight.end() }
 
         var staleVersion: Int?
         var refused: HTTPResponse?
@@ -249,6 +253,11 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
                 with: .failed(.resetInProgress, "the credentials were reset while this request waited"))
         }
         for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once the requests sent with credentials have completed.
+    public override func waitUntilIdle() async {
+        await inFlight.waitUntilIdle()
     }
 
     /// Forgets the credentials.

@@ -46,8 +46,16 @@ public final class Connection: Sendable {
         }
     }
 
-    /// Resets the chain — for a chain with authentication, this logs out.
+    /// Resets the chain — for a chain with authentication, this logs out — letting the requests already sent
+    /// finish. See `HTTPLoader.reset(mode:)`.
     public func reset() async {
         await loader.reset()
+    }
+
+    /// Resets the chain: `.drain` lets the requests already sent finish, `.cancel` ends them at once with
+    /// `HTTPError.Code.cancelled` (a logout the user asked for). Requests waiting anywhere in the chain fail with
+    /// `HTTPError.Code.resetInProgress` at once either way, and no request leaves the chain once it has begun.
+    public func reset(mode: ResetMode) async {
+        await loader.reset(mode: mode)
     }
 }

@@ -650,3 +650,197 @@ private final class SlowLogoutDelegate: OAuthDelegate {
         await withCheckedContinuation { continuation in gate.withLock { $0 = continuation } }
     }
 }
+
+/// Issue 14's promises: what a refresh, a 401 and a reset leave behind.
+@Suite struct OAuthRefreshPromisesTests {
+    @Test func aFailedRefreshAfterA401KeepsThe401AndItsChallenge() async throws {
+        let fixture = Fixture()
+        try await fixture.logIn()
+        fixture.server.revokeAccessTokens()
+        fixture.server.state.withLock { $0.tokenEndpointStatus = .internalServerError }
+        let result = await fixture.load()
+        #expect(result.error?.code == .cannotAuthenticate)
+        #expect(result.error?.response?.status == .unauthorized)
+        #expect(result.error?.response?[header: "WWW-Authenticate"] == "Bearer error=\"invalid_token\"")
+        #expect(result.error?.description.contains("(HTTP 401") == true)
+    }
+
+    @Test func theRefreshLoopGuardKeepsThe401() async throws {
+        let fixture = Fixture(
+            configuration: oauthConfiguration(refreshLimit: .init(maximumRefreshes: 1, window: .seconds(60))))
+        try await fixture.logIn()
+        fixture.server.state.withLock { $0.rejectsEveryToken = true }
+        #expect(await fixture.load().response?.status == .unauthorized)  // refresh 1, replay refused
+        let tripped = await fixture.load()
+        #expect(fixture.oauthError(tripped) == .refreshLoop(refreshes: 1, window: .seconds(60)))
+        #expect(tripped.error?.response?.status == .unauthorized)
+    }
+
+    @Test func aResetAfterA401KeepsThe401() async throws {
+        let fixture = Fixture()
+        try await fixture.logIn()
+        fixture.server.revokeAccessTokens()
+        fixture.server.state.withLock { $0.holdsResourcePaths = ["/slow"] }
+        let load = Task { await fixture.load(apiRequest("/slow")) }
+        await eventually { fixture.server.state.value.heldResources["/slow"] != nil }
+        let done = Box(false)
+        let reset = Task {
+            await fixture.oauth.reset()
+            done.withLock { $0 = true }
+        }
+        await eventually { fixture.oauth.isResetting }
+        #expect(!done.value, "the reset did not wait for the request in flight")
+        fixture.server.releaseResource("/slow")
+        let result = await load.value
+        await reset.value
+        #expect(result.error?.code == .resetInProgress)
+        #expect(result.error?.response?.status == .unauthorized)
+    }
+
+    @Test func aRequestArrivingDuringARefreshThatA401StartedWaitsForIt() async throws {
+        let fixture = Fixture()
+        try await fixture.logIn()
+        fixture.server.revokeAccessTokens()
+        fixture.server.state.withLock { $0.holdsTokenRequests = true }
+        let first = Task { await fixture.load(apiRequest("/a")) }
+        await eventually { fixture.server.tokenRequestCount == 2 }  // the login, then the refresh (held)
+        let second = Task { await fixture.load(apiRequest("/b")) }
+        await eventually { fixture.oauth.waitingCount == 2 }
+        #expect(!fixture.server.resourceRequests.contains { $0.path == "/b" }, "sent with the rejected token")
+        #expect(fixture.oauth.situation == .authorizing)
+        fixture.server.releaseTokenRequests()
+        #expect(await first.value.response?.status == .ok)
+        #expect(await second.value.response?.status == .ok)
+        let sentB = fixture.server.resourceRequests.filter { $0.path == "/b" }
+        #expect(sentB.count == 1)
+        #expect(
+            sentB.first?.headers["Authorization"] != fixture.server.resourceRequests.first?.headers["Authorization"])
+        #expect(fixture.server.tokenRequestCount == 2)
+    }
+
+    @Test func aRefreshedTokenThatIsDeadOnArrivalIsNeverSent() async throws {
+        let fixture = Fixture(
+            configuration: oauthConfiguration(refreshLimit: .init(maximumRefreshes: 3, window: .seconds(60))))
+        try await fixture.logIn()
+        let sentBefore = fixture.server.resourceRequests.count
+        fixture.server.state.withLock { $0.lifetime = 0 }  // every new token expires as it is issued
+        fixture.clock.advance(by: 3_600)
+        let waiting = (0..<5).map { _ in Task { await fixture.load() } }
+        for load in waiting {
+            let result = await load.value
+            #expect(fixture.oauthError(result) == .refreshLoop(refreshes: 3, window: .seconds(60)), "\(result)")
+        }
+        #expect(fixture.server.resourceRequests.count == sentBefore, "a dead token went out")
+        #expect(fixture.server.tokenRequestCount == 1 + 3)
+    }
+
+    @Test func setNeedsTokenRefreshRefreshesBeforeTheNextRequest() async throws {
+        let fixture = Fixture()
+        fixture.oauth.setNeedsTokenRefresh()  // without credentials: nothing to do
+        try await fixture.logIn()
+        let before = fixture.oauth.credentials?.accessToken
+        #expect(fixture.oauth.situation == .authorized)
+        fixture.oauth.setNeedsTokenRefresh()
+        #expect(fixture.oauth.situation == .expired)
+        #expect(await fixture.load().response?.status == .ok)
+        #expect(fixture.server.tokenRequestCount == 2)
+        #expect(fixture.server.tokenRequests.last.map { fixture.server.form($0)["grant_type"] } == "refresh_token")
+        #expect(fixture.oauth.credentials?.accessToken != before)
+        #expect(
+            fixture.server.resourceRequests.last?.headers["Authorization"]
+                == "Bearer \(fixture.oauth.credentials!.accessToken)")
+        #expect(fixture.oauth.situation == .authorized)
+    }
+}
+
+/// A token response's `Date` header sets the server's clock against this device's.
+@Suite struct OAuthClockSkewTests {
+    private static let tokenJSON = Data(#"{"access_token":"t","token_type":"Bearer","expires_in":3600}"#.utf8)
+
+    @Test func expiryIsInTheServersClockAndComparedThroughTheOffset() throws {
+        let device = Date(timeIntervalSince1970: 1_800_000_000)
+        let server = device.addingTimeInterval(-600)  // this device runs ten minutes ahead
+        let credentials = try OAuthCredentials(tokenResponse: Self.tokenJSON, receivedAt: device, serverDate: server)
+        #expect(credentials.serverClockOffset == -600)
+        #expect(credentials.issuedAt == server)
+        #expect(credentials.expirationDate == server.addingTimeInterval(3_600))
+        #expect(credentials.lifetime == .seconds(3_600))
+        // The token lasts an hour from its arrival by either clock.
+        #expect(!credentials.expires(within: .seconds(60), at: device.addingTimeInterval(3_539)))
+        #expect(credentials.expires(within: .seconds(60), at: device.addingTimeInterval(3_541)))
+        #expect(credentials.serverTime(at: device) == server)
+    }
+
+    @Test func withoutADateTheDevicesClockIsUsed() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let credentials = try OAuthCredentials(tokenResponse: Self.tokenJSON, receivedAt: now)
+        #expect(credentials.serverClockOffset == nil)
+        #expect(credentials.expirationDate == now.addingTimeInterval(3_600))
+    }
+
+    @Test func theLoaderRefreshesOnTheServersScheduleWhateverTheDeviceClockSays() async throws {
+        let clock = TestClock()
+        let serverNow = clock.now.addingTimeInterval(-7 * 24 * 3_600)  // the device's clock is a week ahead
+        let mock = MockLoader()
+            .then { request in
+                .success(
+                    HTTPResponse(
+                        request: request, status: .ok,
+                        headers: ["Date": Self.httpDate(serverNow)], body: Self.tokenJSON))
+            }
+            .then(status: .ok)
+        var configuration = oauthConfiguration(
+            endpoints: .known(
+                OAuthEndpoints(
+                    authorization: URL(string: "https://id.example.com/authorize")!,
+                    token: URL(string: "https://id.example.com/token")!)))
+        configuration.scopes = []
+        let expired = OAuthCredentials(
+            accessToken: "old", refreshToken: "r", expirationDate: clock.now.addingTimeInterval(-1))
+        let oauth = OAuth(configuration: configuration, credentials: expired, now: clock.read)
+        let chain = oauth --> mock
+        #expect(await chain.load(apiRequest()).response?.status == .ok)
+        let refreshed = try #require(oauth.credentials)
+        #expect(refreshed.expirationDate == serverNow.addingTimeInterval(3_600))
+        #expect(abs((refreshed.serverClockOffset ?? 0) + 7 * 24 * 3_600) < 1)
+        #expect(oauth.situation == .authorized)
+        clock.advance(by: 3_539)
+        #expect(oauth.situation == .authorized)
+        clock.advance(by: 2)
+        #expect(oauth.situation == .expired)
+    }
+
+    private static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+}
+
+/// A loader registered in `Auth` under a method of the app's own authenticates that method's requests.
+@Suite struct AuthRegistrationTests {
+    @Test func anOAuthLoaderUnderAnotherMethodSendsItsToken() async {
+        let mock = MockLoader().then(status: .ok)
+        let oauth = OAuth(configuration: oauthConfiguration(), credentials: OAuthCredentials(accessToken: "t0k"))
+        let chain = Auth(loaders: [.partner: oauth]) --> mock
+        var request = HTTPRequest(host: "api.example.com")
+        request.authenticationMethod = .partner
+        #expect(await chain.load(request).response?.status == .ok)
+        #expect(mock.receivedRequests.first?.headers["Authorization"] == "Bearer t0k")
+    }
+
+    @Test func aBasicAuthLoaderUnderAnotherMethodSendsItsCredentials() async {
+        let mock = MockLoader().then(status: .ok)
+        let chain = Auth(loaders: [.partner: BasicAuth(origins: ["api.example.com"], credentials: ann)]) --> mock
+        var request = HTTPRequest(host: "api.example.com")
+        request.authenticationMethod = .partner
+        #expect(await chain.load(request).response?.status == .ok)
+        #expect(mock.receivedRequests.first?.headers["Authorization"] == ann.authorizationHeaderValue)
+    }
+}
+
+extension AuthenticationMethod {
+    fileprivate static let partner = AuthenticationMethod(rawValue: "partner")
+}

@@ -102,9 +102,13 @@ extension HTTPLoader {
     }
 
     /// Resets the chain from this loader down and calls `completion` when it has quiesced.
-    public func reset(completion: @escaping @Sendable () -> Void) {
+    ///
+    /// - Parameters:
+    ///   - mode: What happens to the loads already sent on; ``ResetMode/drain`` by default.
+    ///   - completion: Called once the reset has finished.
+    public func reset(mode: ResetMode = .drain, completion: @escaping @Sendable () -> Void) {
         Task {
-            await self.reset()
+            await self.reset(mode: mode)
             completion()
         }
     }

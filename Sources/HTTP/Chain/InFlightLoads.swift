@@ -8,25 +8,27 @@ import Synchronization
 /// inFlight.begin(); defer { inFlight.end() }   // around each load
 /// await inFlight.waitUntilIdle()               // in reset()
 /// ```
-final class InFlightLoads: Sendable {
+package final class InFlightLoads: Sendable {
     /// The loads running. Atomic: `begin` and `end` run on every load, and take no lock.
     private let count = Atomic<Int>(0)
     /// Whether someone waits for idleness; `end` takes the lock only then.
     private let hasWaiters = Atomic<Bool>(false)
     private let idleWaiters = Locked<[CheckedContinuation<Void, Never>]>([])
 
-    func begin() {
+    package init() {}
+
+    package func begin() {
         count.add(1, ordering: .sequentiallyConsistent)
     }
 
-    func end() {
+    package func end() {
         let remaining = count.subtract(1, ordering: .sequentiallyConsistent).newValue
         // Sequentially consistent on both sides: either this sees the waiter's flag, or the waiter (which sets
         // the flag before reading the count) sees the count at zero.
         if remaining == 0, hasWaiters.load(ordering: .sequentiallyConsistent) { resumeWaitersIfIdle() }
     }
 
-    func waitUntilIdle() async {
+    package func waitUntilIdle() async {
         await withCheckedContinuation { continuation in
             idleWaiters.withLock { waiters in
                 waiters.append(continuation)

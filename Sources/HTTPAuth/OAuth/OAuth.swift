@@ -173,6 +173,8 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     private let resourceOrigins: CredentialOrigins
     let now: @Sendable () -> Date
     private let state: Locked<State>
+    /// The requests sent on with a token, which a reset waits for before it logs out.
+    private let inFlight = InFlightLoads()
 
     /// - Parameters:
     ///   - configuration: The server, the client, and the refresh rules.
@@ -289,6 +291,8 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     /// one, at once with the current token when it was replaced meanwhile.
     @inline(never)
     private func send(_ request: HTTPRequest, grant: Grant) async -> HTTPResult {
+        inFlight.begin()
+        defer { inFlight.end() }
         var authorized = request
         authorized.headers["Authorization"] = grant.authorization
         let result = await loadNext(authorized)
@@ -470,14 +474,19 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         flow?.task?.cancel()
     }
 
-    /// Phase 2 of a reset: returns once an interrupted flow has stopped.
+    /// Phase 2 of a reset: returns once an interrupted flow has stopped and the requests sent with a token have
+    /// completed (a `401` among them is not answered with a refresh).
     public override func waitUntilIdle() async {
         let flows = state.withLock { state in
             defer { state.interruptedFlows = [] }
             return state.interruptedFlows
         }
         for flow in flows { await flow.task?.value }
+        await inFlight.waitUntilIdle()
     }
+
+    /// Whether a reset has begun and not ended; for tests.
+    var isResetting: Bool { state.withLock { $0.resetsInProgress > 0 } }
 
     /// Phase 3 of a reset, the logout: revokes the tokens when the server has a revocation endpoint, deletes the
     /// saved credentials and ends the provider's session through the delegate. Its requests go down the chain

@@ -1,0 +1,170 @@
+import Foundation
+import Testing
+
+@testable import HTTP
+
+/// A pass-through loader that records the reset protocol's calls on it.
+private final class PhaseRecorder: HTTPLoader, @unchecked Sendable {
+    let name: String
+    let log: Locked<[String]>
+    init(_ name: String, log: Locked<[String]>) {
+        self.name = name
+        self.log = log
+    }
+    override func beginReset(_ mode: ResetMode) { log.withLock { $0.append("begin \(name) \(mode)") } }
+    override func waitUntilIdle() async { log.withLock { $0.append("idle \(name)") } }
+    override func reset() async {
+        log.withLock { $0.append("reset \(name)") }
+        await super.reset()
+    }
+    override func endReset() { log.withLock { $0.append("end \(name)") } }
+}
+
+/// A loader written before the reset protocol: it overrides only `reset()`, and calls `super`.
+private final class LegacyCounter: HTTPLoader, @unchecked Sendable {
+    let resets = Locked(0)
+    override func reset() async {
+        resets.withLock { $0 += 1 }
+        await super.reset()
+    }
+}
+
+@Suite struct ResetProtocolTests {
+    @Test func phasesRunOnEveryLoaderTopToBottomAndEndBottomToTop() async {
+        let log = Locked<[String]>([])
+        let chain = PhaseRecorder("a", log: log) --> PhaseRecorder("b", log: log) --> PhaseRecorder("c", log: log)
+        await chain.reset(mode: .cancel)
+        #expect(
+            log.value == [
+                "begin a cancel", "begin b cancel", "begin c cancel", "idle a", "idle b", "idle c", "reset a",
+                "reset b", "reset c", "end c", "end b", "end a",
+            ])
+        log.withLock { $0 = [] }
+        await chain.reset(mode: .drain)
+        #expect(log.value.first == "begin a drain")
+        #expect(log.value.filter { $0.hasPrefix("reset") } == ["reset a", "reset b", "reset c"])
+    }
+
+    @Test func aLoaderThatOnlyOverridesResetIsResetOnceWhereverItIs() async {
+        let top = LegacyCounter()
+        let middle = LegacyCounter()
+        let bottom = LegacyCounter()
+        let chain = top --> ApplyEnvironment(environment: ServerEnvironment(host: "h")) --> middle --> bottom
+        await chain.reset()
+        // The head is reset by the call itself and again by the protocol's third phase: its own work runs twice,
+        // the protocol once. Every other loader is reset once.
+        #expect(middle.resets.value == 1)
+        #expect(bottom.resets.value == 1)
+        #expect(top.resets.value == 2)
+    }
+
+    @Test func aDrainingResetWaitsForLoadsInFlightAndLetsThemFinish() async {
+        let gate = Locked<CheckedContinuation<Void, Never>?>(nil)
+        let mock = MockLoader().then { request in
+            await withCheckedContinuation { continuation in gate.withLock { $0 = continuation } }
+            return .success(HTTPResponse(request: request, status: .ok))
+        }
+        let log = Locked<[String]>([])
+        let chain = PhaseRecorder("head", log: log) --> mock
+        let load = Task { await chain.load(HTTPRequest(host: "h")) }
+        await eventually { gate.value != nil }
+        let done = Locked(false)
+        let reset = Task {
+            await chain.reset(mode: .drain)
+            done.withLock { $0 = true }
+        }
+        // Meanwhile new loads are refused.
+        await eventually { log.value.contains("idle head") }
+        #expect(await chain.load(HTTPRequest(host: "h", path: "/new")).error?.code == .resetInProgress)
+        #expect(!done.value)
+        gate.value?.resume()
+        #expect(await load.value.response?.status == .ok)
+        await reset.value
+        #expect(mock.receivedRequests.map(\.path) == ["/"])
+    }
+
+    @Test func aCancellingResetEndsLoadsInFlightAtOnce() async {
+        let mock = MockLoader().then { request in
+            try? await Task.sleep(for: .seconds(3_600))
+            return .success(HTTPResponse(request: request, status: .ok))
+        }
+        let chain = Retry() --> Throttle(maximumNumberOfRequests: 1) --> mock
+        let load = Task { await chain.load(HTTPRequest(host: "h")) }
+        await eventually { mock.receivedRequests.count == 1 }
+        let queued = Task { await chain.load(HTTPRequest(host: "h", path: "/queued")) }
+        await eventually { (chain.nextLoader as? Throttle)?.waitingCount == 1 }
+        await chain.reset(mode: .cancel)
+        #expect(await load.value.error?.code == .cancelled)
+        #expect(await queued.value.error?.code == .resetInProgress)
+        #expect(mock.receivedRequests.count == 1)
+    }
+
+    /// The example: `Retry --> Throttle(1)` with one load running and 19 queued. The reset fails the 19
+    /// at once — none of them is sent — and returns as soon as the one in flight has finished.
+    @Test func queuedRequestsAreNotSentDuringAReset() async {
+        let released = Locked(false)
+        let mock = MockLoader()
+        for _ in 0..<20 {
+            mock.then { request in
+                await eventually { released.value }
+                return .success(HTTPResponse(request: request, status: .ok))
+            }
+        }
+        let throttle = Throttle(maximumNumberOfRequests: 1)
+        let chain = Retry() --> throttle --> mock
+        let loads = (0..<20).map { index in Task { await chain.load(HTTPRequest(host: "h", path: "/\(index)")) } }
+        await eventually { mock.receivedRequests.count == 1 && throttle.waitingCount == 19 }
+        let reset = Task { await chain.reset() }
+        // The queue empties at once; the one in flight is still held.
+        await eventually { throttle.waitingCount == 0 }
+        released.withLock { $0 = true }
+        await reset.value
+        var refused = 0
+        for load in loads {
+            if case .failure(let error) = await load.value, error.code == .resetInProgress { refused += 1 }
+        }
+        #expect(refused == 19)
+        #expect(mock.receivedRequests.count == 1)
+    }
+
+    @Test func theCompletionHandlerResetHonoursTheMode() async {
+        let mock = MockLoader().then { request in
+            try? await Task.sleep(for: .seconds(3_600))
+            return .success(HTTPResponse(request: request, status: .ok))
+        }
+        let load = Task { await mock.load(HTTPRequest(host: "h")) }
+        await eventually { mock.receivedRequests.count == 1 }
+        await withCheckedContinuation { continuation in
+            mock.reset(mode: .cancel) { continuation.resume() }
+        }
+        #expect(await load.value.error?.code == .cancelled)
+    }
+}
+
+/// A load whose task is already cancelled stops at the first loader that sees it.
+@Suite struct CancelledLoadTests {
+    private static func heads() -> [(String, HTTPLoader)] {
+        [
+            ("ApplyEnvironment", ApplyEnvironment(environment: ServerEnvironment(host: "h"))),
+            ("ModifyRequest", ModifyRequest { $0 }),
+            ("PrintLoader", PrintLoader(sink: { _ in })),
+            ("ResetGuard", ResetGuard()),
+            ("Retry", Retry()),
+            ("Throttle", Throttle(maximumNumberOfRequests: 2)),
+        ]
+    }
+
+    @Test func noLoaderCarriesACancelledLoadToTheTerminal() async {
+        for (name, head) in Self.heads() {
+            let terminal = CountingLoader()
+            let chain = head --> PrintLoader(sink: { _ in }) --> terminal
+            let task = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return await chain.load(HTTPRequest(host: "h"))
+            }
+            let result = await task.value
+            #expect(result.error?.code == .cancelled, "\(name)")
+            #expect(terminal.loads.value.isEmpty, "\(name) sent a cancelled load on")
+        }
+    }
+}
