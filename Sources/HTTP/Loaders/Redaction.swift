@@ -174,7 +174,9 @@ public struct Redaction: Sendable, Hashable {
     /// fragment parameters (where the implicit grant puts an `access_token`) and the password of its user
     /// information (`https://user:<redacted>@host/`, or `https://<redacted>@host/` for a token alone).
     public func display(url: String) -> String {
-        guard !hidesNothing, url.utf8.contains(where: { "?#@=".utf8.contains($0) }) else { return url }
+        // Without `?`, `#`, `@` or `=` there is nothing to hide: most URLs are returned as they are.
+        guard !hidesNothing, url.utf8.contains(where: { $0 == 0x3F || $0 == 0x23 || $0 == 0x40 || $0 == 0x3D })
+        else { return url }
         var scanner = RedactionScanner(redaction: self)
         scanner.scanURL(Array(url.utf8)[...])
         return String(decoding: scanner.output, as: UTF8.self)

@@ -46,11 +46,11 @@ struct RedactionScanner {
     mutating func scanURL(_ url: ArraySlice<UInt8>) {
         var index = url.startIndex
         // scheme "://" authority, where the scheme is letters, digits, "+", "-" and ".".
-        if let separator = Self.firstIndex(of: Array("://".utf8), in: url, from: url.startIndex),
-            url[url.startIndex..<separator].allSatisfy({ Self.isAlphanumeric($0) || "+-.".utf8.contains($0) })
+        if let separator = Self.firstIndex(of: Self.schemeSeparator, in: url, from: url.startIndex),
+            url[url.startIndex..<separator].allSatisfy(Self.schemeBytes.contains)
         {
             let authorityStart = separator + 3
-            let authorityEnd = url[authorityStart...].firstIndex { "/?#".utf8.contains($0) } ?? url.endIndex
+            let authorityEnd = url[authorityStart...].firstIndex(where: Self.authorityEnds.contains) ?? url.endIndex
             if let at = url[authorityStart..<authorityEnd].lastIndex(of: Byte.at) {
                 output += url[url.startIndex..<authorityStart]
                 writeUserInformation(url[authorityStart..<at])
@@ -192,8 +192,7 @@ struct RedactionScanner {
                 }
                 let authorityStart = index + 3
                 let authorityEnd =
-                    text[authorityStart...].firstIndex { "/?#\"'<>\\".utf8.contains($0) || Self.isWhitespace($0) }
-                    ?? text.endIndex
+                    text[authorityStart...].firstIndex(where: Self.authorityInTextEnds.contains) ?? text.endIndex
                 if let at = text[authorityStart..<authorityEnd].lastIndex(of: Byte.at) {
                     output += text[copied..<authorityStart]
                     writeUserInformation(text[authorityStart..<at])
@@ -382,7 +381,7 @@ struct RedactionScanner {
 
     /// Where an unquoted `name=value` value starting at `start` ends, in free text.
     private static func textValueEnd(in text: ArraySlice<UInt8>, from start: Int) -> Int {
-        text[start...].firstIndex { isWhitespace($0) || "&;#\"'<>,".utf8.contains($0) } ?? text.endIndex
+        text[start...].firstIndex(where: textValueEnds.contains) ?? text.endIndex
     }
 
     /// The name before the `=` at `equals` in free text (blanks around `=` allowed), possibly empty.
@@ -406,19 +405,25 @@ struct RedactionScanner {
         return index < end ? text[index..<end] : nil
     }
 
-    /// Bytes that end a name in free text.
-    private static func isNameStop(_ byte: UInt8) -> Bool {
-        isWhitespace(byte) || "&;?#/,\"'{}()<>|=:\\".utf8.contains(byte)
-    }
+    private static let schemeSeparator = Array("://".utf8)
+    /// The bytes of a URL scheme.
+    private static let schemeBytes = PercentEncoding.AllowedBytes(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.")
+    /// The bytes that end a URL's authority.
+    private static let authorityEnds = PercentEncoding.AllowedBytes("/?#")
+    /// The bytes that end the authority of a URL quoted in free text.
+    private static let authorityInTextEnds = PercentEncoding.AllowedBytes("/?#\"'<>\\ \t\r\n")
+    /// The bytes that end an unquoted `name=value` value in free text.
+    private static let textValueEnds = PercentEncoding.AllowedBytes("&;#\"'<>, \t\r\n")
+    /// The bytes that end a name in free text.
+    private static let nameStops = PercentEncoding.AllowedBytes("&;?#/,\"'{}()<>|=:\\ \t\r\n")
+
+    private static func isNameStop(_ byte: UInt8) -> Bool { nameStops.contains(byte) }
 
     private static func isBlank(_ byte: UInt8) -> Bool { byte == Byte.space || byte == Byte.tab }
 
     private static func isWhitespace(_ byte: UInt8) -> Bool {
         isBlank(byte) || byte == Byte.lineFeed || byte == Byte.carriageReturn
-    }
-
-    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
-        (0x30...0x39).contains(byte) || (0x61...0x7A).contains(byte | 0x20)
     }
 
     private static func lowercased(_ byte: UInt8) -> UInt8 {
