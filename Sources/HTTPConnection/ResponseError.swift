@@ -4,7 +4,7 @@ public import HTTP
 /// A response arrived but could not be turned into the requested value.
 ///
 /// The description names the request, the status, what went wrong, and the first bytes of the body — with
-/// secrets hidden by ``HTTP/Redaction/standard`` there and in the URL — so that a log line is enough to diagnose
+/// secrets hidden by `Redaction.standard` there and in the URL — so that a log line is enough to diagnose
 /// it:
 ///
 /// ```
@@ -39,7 +39,7 @@ public struct ResponseError: Error, Sendable, CustomStringConvertible, Localized
     /// The status of the response.
     public var status: HTTPStatus { response.status }
 
-    /// What was wrong, with secrets hidden by ``HTTP/Redaction/standard``: `"<kind>: <METHOD> <URL> answered
+    /// What was wrong, with secrets hidden by `Redaction.standard`: `"<kind>: <METHOD> <URL> answered
     /// <status>, … (<decoding error>) — body: <excerpt>"`.
     public var description: String {
         let redaction = Redaction.standard
@@ -92,7 +92,7 @@ public struct ServerError<Body: Sendable>: Error, Sendable, CustomStringConverti
     }
 
     /// `"serverError: <METHOD> <URL> answered <status>: <body>"`, with secrets hidden by
-    /// ``HTTP/Redaction/standard`` in the URL and in the decoded body's description.
+    /// `Redaction.standard` in the URL and in the decoded body's description.
     public var description: String {
         "serverError: \(response.request.method) \(BodyExcerpt.displayURL(of: response)) "
             + "answered \(response.status): \(Redaction.standard.display(body: String(describing: body)))"

@@ -14,7 +14,7 @@ import Foundation
 /// message, and header fields, which are written only when asked for.
 ///
 /// ```swift
-/// let chain = PrintLoader(redaction: .standard.adding("X-API-Key"), includesHeaders: true) --> URLSessionLoader()
+/// let chain = PrintLoader(redaction: .standard.adding("X-Session"), includesHeaders: true) --> URLSessionLoader()
 /// ```
 // Safety: configuration is immutable (`let`); mutable state, if any, is behind one lock (`Locked`).
 public final class PrintLoader: HTTPLoader, @unchecked Sendable {
