@@ -198,6 +198,21 @@ import Testing
         #expect(dictionary == #"["refresh_token": "<redacted>"]"#)
     }
 
+    @Test func labelledValuesAreHiddenAsPythonYAMLAndHTTPWriteThem() {
+        let redaction = Redaction.standard
+        #expect(
+            redaction.display(body: "{'access_token': 'abc', 'n': 1, 'refresh_token': {'v': 'def'}}")
+                == "{'access_token': '<redacted>', 'n': 1, 'refresh_token': <redacted>}")
+        #expect(
+            redaction.display(body: "Authorization: Bearer abc\r\nCookie: a=1; sid=def\r\nAccept: */*")
+                == "Authorization: <redacted>\r\nCookie: <redacted>\r\nAccept: */*")
+        #expect(redaction.display(body: "client_secret: abc\nname: x\n") == "client_secret: <redacted>\nname: x\n")
+        #expect(redaction.display(body: "token='abc' next='x'") == "token='<redacted>' next='x'")
+        // Times, URNs and URLs are not labels of hidden values.
+        let text = "at 12:30:45, urn:ietf:params:oauth:grant-type:token-exchange, see https://example.com:8443/a"
+        #expect(redaction.display(body: text) == text)
+    }
+
     @Test func textIsSearchedForPairsAndURLs() {
         let shown = Redaction.standard.display(
             body: "could not reach 'https://me:pw@example.com/cb?code=abc' (token = \"def\", password=ghi)")

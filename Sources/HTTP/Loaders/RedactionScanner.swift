@@ -19,6 +19,7 @@ struct RedactionScanner {
     static let maximumDepth = 8
     private static let placeholder = Array("<redacted>".utf8)
     private static let quotedPlaceholder = Array("\"<redacted>\"".utf8)
+    private static let singleQuotedPlaceholder = Array("'<redacted>'".utf8)
 
     /// Whether a byte can begin something the text scanner acts on: a JSON string, `=`, or the `:` of `://`.
     static func mayStartPair(_ byte: UInt8) -> Bool {
@@ -141,8 +142,9 @@ struct RedactionScanner {
 
     // MARK: - Text
 
-    /// Any text: JSON members (`"name": value`), labelled strings (`name: "value"`, as Swift prints values),
-    /// `name=value` pairs, and URLs with user information (`scheme://user:password@`).
+    /// Any text: JSON members (`"name": value`), labelled values (`name: value`, `'name': 'value'`, as Swift and
+    /// Python print values and HTTP writes header fields), `name=value` pairs, and URLs with user information
+    /// (`scheme://user:password@`).
     mutating func scanText(_ text: ArraySlice<UInt8>, depth: Int) {
         var copied = text.startIndex
         var index = text.startIndex
@@ -150,12 +152,7 @@ struct RedactionScanner {
             switch text[index] {
             case Byte.quote:
                 output += text[copied..<index]
-                if let label = Self.label(before: index, in: text), redaction.hides(rawName: label) {
-                    output += Self.quotedPlaceholder
-                    index = Self.stringEnd(in: text, at: index).end
-                } else {
-                    index = scanString(in: text, at: index, depth: depth)
-                }
+                index = scanString(in: text, at: index, depth: depth)
                 copied = index
             case Byte.equals:
                 let name = Self.name(before: index, in: text)
@@ -163,14 +160,7 @@ struct RedactionScanner {
                 while valueStart < text.endIndex, Self.isBlank(text[valueStart]) { valueStart += 1 }
                 if !name.isEmpty, redaction.hides(rawName: name) {
                     output += text[copied..<valueStart]
-                    if valueStart < text.endIndex, text[valueStart] == Byte.quote {
-                        output += Self.quotedPlaceholder
-                        index = Self.stringEnd(in: text, at: valueStart).end
-                    } else {
-                        let valueEnd = Self.textValueEnd(in: text, from: valueStart)
-                        if valueEnd > valueStart { output += Self.placeholder }
-                        index = valueEnd
-                    }
+                    index = hideLabelledValue(in: text, at: valueStart, bareValueEnd: Self.textValueEnd)
                     copied = index
                     continue
                 }
@@ -187,7 +177,16 @@ struct RedactionScanner {
                 }
             case Byte.colon:
                 guard index + 2 < text.endIndex, text[index + 1] == Byte.slash, text[index + 2] == Byte.slash else {
-                    index += 1
+                    // `label: value`, as Swift, Python and YAML write values and HTTP writes header fields.
+                    if let label = Self.label(beforeColon: index, in: text), redaction.hides(rawName: label) {
+                        var valueStart = index + 1
+                        while valueStart < text.endIndex, Self.isBlank(text[valueStart]) { valueStart += 1 }
+                        output += text[copied..<valueStart]
+                        index = hideLabelledValue(in: text, at: valueStart, bareValueEnd: Self.labelledValueEnd)
+                        copied = index
+                    } else {
+                        index += 1
+                    }
                     continue
                 }
                 let authorityStart = index + 3
@@ -393,16 +392,53 @@ struct RedactionScanner {
         return text[start..<end]
     }
 
-    /// The bare label before a string (`label: "…"`, as Swift and JavaScript print values), if there is one.
-    private static func label(before quote: Int, in text: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
-        var index = quote
-        while index > text.startIndex, isBlank(text[index - 1]) { index -= 1 }
-        guard index > text.startIndex, text[index - 1] == Byte.colon else { return nil }
-        index -= 1
-        while index > text.startIndex, isBlank(text[index - 1]) { index -= 1 }
-        let end = index
-        while index > text.startIndex, !isNameStop(text[index - 1]) { index -= 1 }
-        return index < end ? text[index..<end] : nil
+    /// The label before the `:` at `colon` in free text — bare (`password:`) or in single quotes
+    /// (`'password':`, as Python prints a dictionary) — if there is one. (A label in double quotes is a JSON
+    /// member's name, which ``scanString(in:at:depth:)`` handles with its colon.)
+    private static func label(beforeColon colon: Int, in text: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        var end = colon
+        while end > text.startIndex, isBlank(text[end - 1]) { end -= 1 }
+        guard end > text.startIndex else { return nil }
+        if text[end - 1] == Byte.apostrophe {
+            let closing = end - 1
+            guard let opening = text[text.startIndex..<closing].lastIndex(of: Byte.apostrophe),
+                opening + 1 < closing
+            else { return nil }
+            return text[(opening + 1)..<closing]
+        }
+        var start = end
+        while start > text.startIndex, !isNameStop(text[start - 1]) { start -= 1 }
+        return start < end ? text[start..<end] : nil
+    }
+
+    /// Writes a placeholder for the value of a hidden `name=` or `label:` starting at `start` and returns where
+    /// it ends: a string in double or single quotes (to the end of the text when it is not closed), an object or
+    /// array, or a bare value ending where `bareValueEnd` says.
+    private mutating func hideLabelledValue(
+        in text: ArraySlice<UInt8>, at start: Int, bareValueEnd: (ArraySlice<UInt8>, Int) -> Int
+    ) -> Int {
+        guard start < text.endIndex else { return start }
+        let end: Int
+        switch text[start] {
+        case Byte.quote:
+            output += Self.quotedPlaceholder
+            return Self.stringEnd(in: text, at: start).end
+        case Byte.apostrophe:
+            output += Self.singleQuotedPlaceholder
+            return text[(start + 1)...].firstIndex(of: Byte.apostrophe).map { $0 + 1 } ?? text.endIndex
+        case Byte.openBrace, Byte.openBracket:
+            end = Self.jsonValueEnd(in: text, at: start)
+        default:
+            end = bareValueEnd(text, start)
+        }
+        if end > start { output += Self.placeholder }
+        return end
+    }
+
+    /// Where a bare value after `label:` ends: at `,`, `)`, `}`, `]` or the end of the line, so that a header
+    /// field's whole value (`Authorization: Bearer …`, `Cookie: a=1; b=2`) is hidden.
+    private static func labelledValueEnd(in text: ArraySlice<UInt8>, from start: Int) -> Int {
+        text[start...].firstIndex(where: labelledValueEnds.contains) ?? text.endIndex
     }
 
     private static let schemeSeparator = Array("://".utf8)
@@ -413,6 +449,8 @@ struct RedactionScanner {
     private static let authorityEnds = PercentEncoding.AllowedBytes("/?#")
     /// The bytes that end the authority of a URL quoted in free text.
     private static let authorityInTextEnds = PercentEncoding.AllowedBytes("/?#\"'<>\\ \t\r\n")
+    /// The bytes that end a bare value after `label:` in free text.
+    private static let labelledValueEnds = PercentEncoding.AllowedBytes(",)}]\r\n")
     /// The bytes that end an unquoted `name=value` value in free text.
     private static let textValueEnds = PercentEncoding.AllowedBytes("&;#\"'<>, \t\r\n")
     /// The bytes that end a name in free text.
@@ -556,6 +594,7 @@ private enum Byte {
     static let carriageReturn = UInt8(ascii: "\r")
     static let space = UInt8(ascii: " ")
     static let quote = UInt8(ascii: "\"")
+    static let apostrophe = UInt8(ascii: "'")
     static let hash = UInt8(ascii: "#")
     static let percent = UInt8(ascii: "%")
     static let ampersand = UInt8(ascii: "&")
