@@ -284,3 +284,16 @@ import Testing
         }
     }
 }
+
+/// The names the first release had, still working.
+@Suite struct RedactionDeprecatedAPITests {
+    @available(*, deprecated, message: "exercises deprecated API")
+    @Test func theFirstReleasesNamesStillWork() {
+        let redaction = Redaction(headerNames: ["X-Session"], bodyFieldNames: ["pin"]).addingBodyFields("otp2")
+        #expect(redaction.headerNames == ["x-session", "pin", "otp2"])
+        #expect(redaction.bodyFieldNames == redaction.names)
+        #expect(redaction.hides("x-session"))
+        #expect(redaction.display(formBody: "pin=1234&otp2=5&a=1") == "pin=<redacted>&otp2=<redacted>&a=1")
+        #expect(Redaction.standard.addingBodyFields("pin").hides("PIN"))
+    }
+}
