@@ -28,7 +28,7 @@ public struct Redaction: Sendable, Hashable {
     /// letters and digits, is hidden too.
     public private(set) var nameFragments: Set<String>
 
-    /// ``names``, normalized for matching (see ``Redaction/normalize(_:)``).
+    /// ``names``, normalized for matching (see `normalize(_:)`).
     private var matchNames: Set<[UInt8]>
     /// ``nameFragments``, normalized, without empty ones, sorted so that equal redactions compare equal.
     private var matchFragments: [[UInt8]]
@@ -182,14 +182,6 @@ public struct Redaction: Sendable, Hashable {
         return String(decoding: scanner.output, as: UTF8.self)
     }
 
-    /// A query (`name=value&…`, percent-encoded, without the `?`) with hidden values replaced.
-    func display(query: String) -> String {
-        guard !hidesNothing else { return query }
-        var scanner = RedactionScanner(redaction: self)
-        scanner.scanParameters(Array(query.utf8)[...], depth: 0)
-        return String(decoding: scanner.output, as: UTF8.self)
-    }
-
     /// A form body (`name=value&…`) with the values of hidden fields replaced by a placeholder.
     public func display(formBody body: String) -> String {
         display(body: body, contentType: "application/x-www-form-urlencoded")
@@ -199,7 +191,8 @@ public struct Redaction: Sendable, Hashable {
     ///
     /// A form body is read as `name=value` pairs, a `multipart/form-data` body part by part, and anything else
     /// — JSON, text, a body of unknown type — is searched for JSON members (at any depth, also inside string
-    /// values that hold JSON or URLs), `name=value` pairs and URLs with user information.
+    /// values that hold JSON or URLs), `name=value` pairs, labelled values (`name: value`, `'name': 'value'`,
+    /// as Swift, Python, YAML and HTTP header fields write them) and URLs with user information.
     ///
     /// - Parameters:
     ///   - body: The body, or the part of it that will be shown; it may end anywhere.

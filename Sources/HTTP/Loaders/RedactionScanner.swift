@@ -21,7 +21,8 @@ struct RedactionScanner {
     private static let quotedPlaceholder = Array("\"<redacted>\"".utf8)
     private static let singleQuotedPlaceholder = Array("'<redacted>'".utf8)
 
-    /// Whether a byte can begin something the text scanner acts on: a JSON string, `=`, or the `:` of `://`.
+    /// Whether a byte can begin something the text scanner acts on: a JSON string, `=`, or `:` (of a label or
+    /// of `://`). Text without any of them is left as it is.
     static func mayStartPair(_ byte: UInt8) -> Bool {
         byte == Byte.quote || byte == Byte.equals || byte == Byte.colon
     }
@@ -102,8 +103,8 @@ struct RedactionScanner {
 
     private mutating func scanPair(_ pair: ArraySlice<UInt8>, depth: Int) {
         guard let equals = pair.firstIndex(of: Byte.equals) else {
-            // No value. A pair with quotes in it is JSON sent with the wrong content type, perhaps.
-            if pair.contains(Byte.quote) { scanText(pair, depth: depth + 1) } else { output += pair }
+            // No value. A pair with quotes or colons in it is JSON or text sent as a form, perhaps.
+            if pair.contains(where: Self.mayStartPair) { scanText(pair, depth: depth + 1) } else { output += pair }
             return
         }
         let name = pair[pair.startIndex..<equals]
@@ -264,7 +265,7 @@ struct RedactionScanner {
             scanText(body, depth: 0)
             return
         }
-        output += body[body.startIndex..<index]
+        scanText(body[body.startIndex..<index], depth: 1)
         while index < body.endIndex {
             guard let lineEnd = Self.firstIndex(of: crlf, in: body, from: index + delimiter.count) else {
                 output += body[index...]
