@@ -161,7 +161,7 @@ public struct HTTPError: Error, Sendable {
 extension HTTPError: CustomStringConvertible, LocalizedError {
     /// `"<code>: <METHOD> <URL> — <message> [(HTTP <status>)] [(underlying: <error>)]"`, with secrets hidden by
     /// ``Redaction/standard``: in the URL's query, and in the message and the underlying error wherever they
-    /// quote a URL, a JSON member or a `name=value` pair.
+    /// quote a URL, a JSON member, a `name=value` or a `name: value` pair.
     public var description: String {
         let redaction = Redaction.standard
         var text = "\(code): \(request.method) \(request.displayURL) — \(redaction.display(text: message))"
