@@ -4,7 +4,8 @@ public import HTTP
 /// A response arrived but could not be turned into the requested value.
 ///
 /// The description names the request, the status, what went wrong, and the first bytes of the body — with
-/// the values of token and password fields hidden — so that a log line is enough to diagnose it:
+/// secrets hidden by `Redaction.standard` there and in the URL — so that a log line is enough to diagnose
+/// it:
 ///
 /// ```
 /// undecodable: GET https://api.example.com/v1/people/42 answered 200 OK, but its body is not a Person
@@ -38,16 +39,18 @@ public struct ResponseError: Error, Sendable, CustomStringConvertible, Localized
     /// The status of the response.
     public var status: HTTPStatus { response.status }
 
+    /// What was wrong, with secrets hidden by `Redaction.standard`: `"<kind>: <METHOD> <URL> answered
+    /// <status>, … (<decoding error>) — body: <excerpt>"`.
     public var description: String {
-        let request = response.request
+        let redaction = Redaction.standard
         var text = "\(kind == .unacceptableStatus ? "unacceptableStatus" : "undecodable"): "
-        text += "\(request.method) \(response.url?.absoluteString ?? request.description) answered \(response.status)"
+        text += "\(response.request.method) \(BodyExcerpt.displayURL(of: response)) answered \(response.status)"
         switch kind {
         case .unacceptableStatus: text += ", which the request does not accept"
         case .undecodable: text += ", but its body is not a \(expectedType)"
         }
-        if let underlyingError { text += " (\(Self.summary(of: underlyingError)))" }
-        text += " — body: " + BodyExcerpt.make(response.body)
+        if let underlyingError { text += " (\(redaction.display(body: Self.summary(of: underlyingError))))" }
+        text += " — body: " + BodyExcerpt.make(response.body, contentType: response.headers["Content-Type"])
         return text
     }
 
@@ -88,43 +91,35 @@ public struct ServerError<Body: Sendable>: Error, Sendable, CustomStringConverti
         self.response = response
     }
 
+    /// `"serverError: <METHOD> <URL> answered <status>: <body>"`, with secrets hidden by
+    /// `Redaction.standard` in the URL and in the decoded body's description.
     public var description: String {
-        "serverError: \(response.request.method) \(response.url?.absoluteString ?? response.request.description) "
-            + "answered \(response.status): \(body)"
+        "serverError: \(response.request.method) \(BodyExcerpt.displayURL(of: response)) "
+            + "answered \(response.status): \(Redaction.standard.display(body: String(describing: body)))"
     }
 }
 
 /// The first bytes of a body, printable and with secrets hidden, for error messages.
 enum BodyExcerpt {
+    /// The most characters an excerpt shows.
     static let limit = 200
+    /// The most bytes of a body that are read to make an excerpt.
+    static let scanLimit = 4_096
 
-    /// JSON and form fields whose values never appear in an excerpt.
-    static let secretFields = [
-        "access_token", "refresh_token", "id_token", "token", "password", "client_secret", "secret", "code",
-    ]
-
-    static func make(_ body: Data) -> String {
+    /// Up to ``limit`` characters of `body`, with what `redaction` hides replaced (also a value the excerpt cuts
+    /// off) and control characters shown as spaces; when cut, followed by `… (<n> bytes)`.
+    static func make(_ body: Data, contentType: String? = nil, redaction: Redaction = .standard) -> String {
         guard !body.isEmpty else { return "(empty)" }
-        var text = String(decoding: body.prefix(4_096), as: UTF8.self)
-        for field in secretFields {
-            text = redact(field, in: text)
-        }
-        let printable = String(text.unicodeScalars.map { $0.value < 0x20 ? " " : Character($0) })
-        guard printable.count > limit || body.count > 4_096 else { return printable }
+        // Redacted before it is cut to `limit`, so that every name is seen whole next to its value.
+        let redacted = redaction.display(
+            body: String(decoding: body.prefix(scanLimit), as: UTF8.self), contentType: contentType)
+        let printable = String(redacted.unicodeScalars.map { $0.value < 0x20 ? " " : Character($0) })
+        guard printable.count > limit || body.count > scanLimit else { return printable }
         return String(printable.prefix(limit)) + "… (\(body.count) bytes)"
     }
 
-    /// Replaces the value of `"field": "…"` (JSON) and `field=…` (form) with `<redacted>`.
-    private static func redact(_ field: String, in text: String) -> String {
-        var result = text
-        for pattern in ["\"\(field)\"\\s*:\\s*\"[^\"]*\"", "(?<=[?&\\s]|^)\(field)=[^&\\s]*"] {
-            guard let expression = try? NSRegularExpression(pattern: pattern, options: [.caseInsensitive]) else {
-                continue
-            }
-            let range = NSRange(result.startIndex..., in: result)
-            let template = pattern.hasPrefix("\"") ? "\"\(field)\":\"<redacted>\"" : "\(field)=<redacted>"
-            result = expression.stringByReplacingMatches(in: result, range: range, withTemplate: template)
-        }
-        return result
+    /// The URL a response came from, with secrets hidden, or the request's when it has none.
+    static func displayURL(of response: HTTPResponse) -> String {
+        response.url.map { Redaction.standard.display(url: $0.absoluteString) } ?? response.request.description
     }
 }

@@ -167,14 +167,14 @@ extension DocumentationExamplesTests {
         @Test func printLoaderWritesRedactedLinesToItsSink() async throws {
             // BuildingAChain.md, "Log what goes through".
             let (lines, sink) = AsyncStream.makeStream(of: String.self)
-            let logger = PrintLoader(redaction: .standard.adding("X-API-Key"), includesHeaders: true) { line in
+            let logger = PrintLoader(redaction: .standard.adding("X-Session"), includesHeaders: true) { line in
                 sink.yield(line)
             }
 
             let chain = logger --> MockLoader().then(status: .ok, body: Data(repeating: 0x20, count: 213))
             var request = HTTPRequest(host: "api.example.com", path: "/v1/people/42")
             request.headers["Authorization"] = "Bearer secret-token"
-            request.headers["X-API-Key"] = "secret-key"
+            request.headers["X-Session"] = "secret-session"
             _ = await chain.load(request)
             sink.finish()
             var written: [String] = []
@@ -185,7 +185,7 @@ extension DocumentationExamplesTests {
             #expect(
                 written[0]
                     == "→ \(tag) GET https://api.example.com/v1/people/42"
-                    + " [Authorization: Bearer <redacted>; X-API-Key: <redacted>]")
+                    + " [Authorization: Bearer <redacted>; X-Session: <redacted>]")
             #expect(written[1].hasPrefix("← \(tag) 200 OK GET https://api.example.com/v1/people/42 · 213 bytes · "))
             #expect(!written.joined().contains("secret"))
         }

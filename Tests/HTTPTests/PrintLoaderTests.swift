@@ -49,6 +49,77 @@ import Testing
         #expect(text.contains("Accept: application/json"))
         #expect(text.contains("X-Request-Id: r1"))
     }
+
+    @Test func linesHideSecretQueryItemsInTheURL() async {
+        let sink = LineSink()
+        let chain =
+            PrintLoader(sink: sink.write)
+            --> MockLoader().then(status: .ok).then(failWith: .cannotConnect, message: "refused")
+        let request = HTTPRequest(
+            host: "example.com", path: "/cb",
+            query: [URLQueryItem(name: "code", value: "c0de"), URLQueryItem(name: "state", value: "st4te")])
+        _ = await chain.load(request)
+        _ = await chain.load(request)
+        #expect(sink.all.count == 4)
+        for line in sink.all {
+            #expect(line.contains("GET https://example.com/cb?code=<redacted>&state=st4te"), "\(line)")
+            #expect(!line.contains("c0de"))
+        }
+    }
+
+    @Test func failureMessagesAndCausesAreSearchedForSecrets() async {
+        struct Cause: Error, CustomStringConvertible { var description: String { "token=t0k3n rejected" } }
+        let sink = LineSink()
+        let chain =
+            PrintLoader(sink: sink.write)
+            --> MockLoader().then { request in
+                .failure(
+                    HTTPError(
+                        .invalidRequest, request: request,
+                        message: "the URL 'https://me:pw@example.com/?api_key=k3y' could not be parsed",
+                        underlyingError: Cause()))
+            }
+        _ = await chain.load(HTTPRequest(host: "example.com"))
+        let line = sink.all.last ?? ""
+        for secret in ["pw@", "k3y", "t0k3n"] {
+            #expect(!line.contains(secret), "\(line)")
+        }
+        #expect(line.contains("'https://me:<redacted>@example.com/?api_key=<redacted>' could not be parsed"))
+        #expect(line.contains("(underlying: token=<redacted> rejected)"))
+    }
+
+    @Test func headerValuesThatCarryURLsAreSearched() async {
+        let sink = LineSink()
+        let chain =
+            PrintLoader(includesHeaders: true, sink: sink.write)
+            --> MockLoader().then(status: .found, headers: ["Location": "https://app.example.com/cb?code=c0de&state=s"])
+        _ = await chain.load(HTTPRequest(host: "example.com", headers: ["X-Vault-Token": "hvs.v4ult"]))
+        let text = sink.all.joined(separator: "\n")
+        #expect(!text.contains("c0de"))
+        #expect(!text.contains("v4ult"))
+        #expect(text.contains("Location: https://app.example.com/cb?code=<redacted>&state=s"))
+        #expect(text.contains("X-Vault-Token: <redacted>"))
+    }
+
+    @Test func anAppsOwnNamesAreHiddenToo() async {
+        let sink = LineSink()
+        let chain =
+            PrintLoader(redaction: .standard.adding("sessionKey"), sink: sink.write) --> MockLoader().then(status: .ok)
+        _ = await chain.load(HTTPRequest(url: URL(string: "https://example.com/a?session_key=s3ss&page=2")!))
+        #expect(sink.all.first?.hasSuffix("GET https://example.com/a?session_key=<redacted>&page=2") == true)
+        #expect(!sink.all.joined().contains("s3ss"))
+    }
+
+    @Test func redactionNoneShowsEverything() async {
+        let sink = LineSink()
+        let chain =
+            PrintLoader(redaction: .none, includesHeaders: true, sink: sink.write) --> MockLoader().then(status: .ok)
+        _ = await chain.load(
+            HTTPRequest(
+                host: "example.com", query: [URLQueryItem(name: "code", value: "c0de")],
+                headers: ["Authorization": "Bearer t0k3n"]))
+        #expect(sink.all.first?.hasSuffix("GET https://example.com/?code=c0de [Authorization: Bearer t0k3n]") == true)
+    }
 }
 
 @Suite struct CURLTests {
@@ -87,6 +158,60 @@ import Testing
     @Test func headUsesTheHeadFlag() {
         #expect(HTTPRequest(method: .head, host: "example.com").cURLCommand() == "curl --head 'https://example.com/'")
     }
+
+    @Test func queryItemsAndJSONBodyFieldsAreRedacted() {
+        struct Login: Encodable { var username: String; var password: String; var device: [String: String] }
+        let request = HTTPRequest(
+            method: .post, host: "example.com", path: "/login",
+            query: [URLQueryItem(name: "api_key", value: "k3y"), URLQueryItem(name: "lang", value: "fr")],
+            body: JSONBody(Login(username: "zoe", password: "pa55", device: ["pushToken": "pu5h", "os": "linux"]))
+        )
+        let command = request.cURLCommand()
+        for secret in ["k3y", "pa55", "pu5h"] {
+            #expect(!command.contains(secret), "\(command)")
+        }
+        for visible in [
+            "'https://example.com/login?api_key=<redacted>&lang=fr'", #""password":"<redacted>""#, "zoe", "linux",
+        ] {
+            #expect(command.contains(visible), "\(command)")
+        }
+        // With `.none` the command sends the real request.
+        let real = request.cURLCommand(redaction: .none)
+        for secret in ["k3y", "pa55", "pu5h"] {
+            #expect(real.contains(secret))
+        }
+    }
+
+    @Test func formAndMultipartBodyFieldsAreRedacted() throws {
+        let token = HTTPRequest(
+            method: .post, host: "example.com", path: "/token",
+            body: FormBody([
+                URLQueryItem(name: "grant_type", value: "authorization_code"),
+                URLQueryItem(name: "code", value: "c0de"),
+                URLQueryItem(name: "code_verifier", value: "v3rifier"),
+            ])
+        )
+        #expect(
+            token.cURLCommand().hasSuffix(
+                "--data-binary 'grant_type=authorization_code&code=<redacted>&code_verifier=<redacted>'"))
+        #expect(token.cURLCommand(redaction: .none).contains("code=c0de&code_verifier=v3rifier"))
+
+        var form = MultipartFormBody(boundary: "B0undary")
+        form.addField(named: "user", value: "zoe")
+        form.addField(named: "password", value: "pa55")
+        form.addFile(named: "avatar", filename: "a.png", contentType: "image/png", data: Data([0x89, 0x50, 0x00]))
+        let upload = HTTPRequest(method: .post, host: "example.com", body: form)
+        let command = upload.cURLCommand()
+        #expect(!command.contains("pa55"))
+        #expect(command.contains("zoe"))
+        #expect(command.contains("\\x89P\\x00"))  // the file's bytes, unchanged
+    }
+
+    @Test func aSecretHeaderOfTheAppsOwnIsRedacted() {
+        let request = HTTPRequest(host: "example.com", headers: ["X-Tenant-Key": "t3nant"])
+        #expect(request.cURLCommand().contains("X-Tenant-Key: t3nant"))
+        #expect(request.cURLCommand(redaction: .standard.adding("X-Tenant-Key")).contains("X-Tenant-Key: <redacted>"))
+    }
 }
 
 @Suite struct HTTPErrorTests {
@@ -115,5 +240,42 @@ import Testing
         #expect(Set(messages).count == codes.count)
         #expect(
             HTTPError(.cancelled, request: HTTPRequest()).description == "cancelled: GET / — the request was cancelled")
+    }
+
+    @Test func descriptionsHideSecretsInTheURLTheMessageAndTheCause() throws {
+        struct Cause: Error, CustomStringConvertible { var description: String { #"{"error":"bad","id_token":"1d"}"# } }
+        let request = HTTPRequest(
+            host: "example.com", path: "/cb", query: [URLQueryItem(name: "code", value: "c0de")])
+        #expect(request.description == "GET https://example.com/cb?code=<redacted>")
+        let response = HTTPResponse(request: request, status: .badGateway)
+        #expect(response.description.contains("GET https://example.com/cb?code=<redacted>"))
+        let error = HTTPError(
+            .invalidResponse, request: request, message: "redirected to https://app/cb#access_token=acc3ss",
+            response: response, underlyingError: Cause())
+        let text = error.description
+        for secret in ["c0de", "acc3ss", "1d\""] {
+            #expect(!text.contains(secret), "\(text)")
+        }
+        #expect(text.contains("redirected to https://app/cb#access_token=<redacted>"))
+        #expect(text.contains(#""error":"bad""#))
+        #expect(error.localizedDescription == text)
+    }
+
+    @Test func anUnparsableURLIsRedactedToo() throws {
+        // `URLComponents` cannot take this URL apart (the port is not a number), so the request keeps the raw string.
+        let url = try #require(
+            URL(dataRepresentation: Data("https://me:pw@example.com:abc/?code=c0de#frag".utf8), relativeTo: nil))
+        try #require(URLComponents(url: url, resolvingAgainstBaseURL: true) == nil)
+        let request = HTTPRequest(url: url)
+        let error = HTTPError(.invalidRequest, request: request)
+        for text in [request.description, error.description, request.cURLCommand()] {
+            #expect(!text.contains("c0de"), "\(text)")
+            #expect(!text.contains("pw@"), "\(text)")
+            #expect(text.contains("https://me:<redacted>@example.com:abc/?code=<redacted>"), "\(text)")
+        }
+        // What validation says about it is redacted in the error's description.
+        let invalid = try #require(throws: HTTPError.self) { try request.validate() }
+        #expect(!invalid.description.contains("c0de"))
+        #expect(!invalid.description.contains("pw@"))
     }
 }

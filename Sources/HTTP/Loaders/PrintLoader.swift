@@ -10,22 +10,22 @@ import Foundation
 ///
 /// Each line starts with the first eight hex digits of the request's ``HTTPRequest/id`` so that a request and
 /// its result can be matched among concurrent loads. Lines go to a sink, `print` by default; pass your own
-/// to feed a logging system. Header fields are written only when asked for, and then redacted by
-/// ``Redaction``.
+/// to feed a logging system. Everything written goes through a ``Redaction``: the URL's query items, the error
+/// message, and header fields, which are written only when asked for.
 ///
 /// ```swift
-/// let chain = PrintLoader(redaction: .standard.adding("X-API-Key"), includesHeaders: true) --> URLSessionLoader()
+/// let chain = PrintLoader(redaction: .standard.adding("X-Session"), includesHeaders: true) --> URLSessionLoader()
 /// ```
 // Safety: configuration is immutable (`let`); mutable state, if any, is behind one lock (`Locked`).
 public final class PrintLoader: HTTPLoader, @unchecked Sendable {
-    /// Which header fields are hidden.
+    /// Which values are hidden: in URLs, header fields and error messages.
     public let redaction: Redaction
     /// Whether lines include header fields.
     public let includesHeaders: Bool
     private let sink: @Sendable (String) -> Void
 
     /// - Parameters:
-    ///   - redaction: Which header fields to hide; ``Redaction/standard`` by default.
+    ///   - redaction: Which values to hide; ``Redaction/standard`` by default.
     ///   - includesHeaders: Whether to write header fields too.
     ///   - sink: Receives each line; prints it by default.
     public init(
@@ -40,7 +40,7 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
         let tag = String(request.id.uuidString.prefix(8))
-        let target = "\(request.method) \(request.displayURL)"
+        let target = "\(request.method) \(request.displayURL(redaction: redaction))"
         sink("→ \(tag) \(target)\(headerSuffix(request.headersIncludingBody))")
         let start = ContinuousClock.now
         let result = await loadNext(request)
@@ -53,8 +53,9 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
             )
         case .failure(let error):
             let status = error.response.map { " (HTTP \($0.status))" } ?? ""
-            let cause = error.underlyingErrorDescription.map { " (underlying: \($0))" } ?? ""
-            sink("✕ \(tag) \(error.code) \(target) · \(elapsed) — \(error.message)\(status)\(cause)")
+            let cause = error.underlyingErrorDescription.map { " (underlying: \(redaction.display(text: $0)))" } ?? ""
+            let message = redaction.display(text: error.message)
+            sink("✕ \(tag) \(error.code) \(target) · \(elapsed) — \(message)\(status)\(cause)")
         }
         return result
     }

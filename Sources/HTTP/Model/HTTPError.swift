@@ -159,11 +159,14 @@ public struct HTTPError: Error, Sendable {
 }
 
 extension HTTPError: CustomStringConvertible, LocalizedError {
-    /// `"<code>: <METHOD> <URL> — <message> [(HTTP <status>)] [(underlying: <error>)]"`.
+    /// `"<code>: <METHOD> <URL> — <message> [(HTTP <status>)] [(underlying: <error>)]"`, with secrets hidden by
+    /// ``Redaction/standard``: in the URL's query, and in the message and the underlying error wherever they
+    /// quote a URL, a JSON member, a `name=value` or a `name: value` pair.
     public var description: String {
-        var text = "\(code): \(request.method) \(request.displayURL) — \(message)"
+        let redaction = Redaction.standard
+        var text = "\(code): \(request.method) \(request.displayURL) — \(redaction.display(text: message))"
         if let response { text += " (HTTP \(response.status))" }
-        if let cause = underlyingErrorDescription { text += " (underlying: \(cause))" }
+        if let cause = underlyingErrorDescription { text += " (underlying: \(redaction.display(text: cause)))" }
         return text
     }
 

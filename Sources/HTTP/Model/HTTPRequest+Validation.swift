@@ -44,7 +44,7 @@ extension HTTPRequest {
     /// The URL to send to, after checking each part.
     func validatedURL() throws(HTTPError) -> URL {
         if let unusableURL {
-            throw invalid("the URL '\(unusableURL.text)' \(unusableURL.problem)")
+            throw invalid("the URL '\(displayURL)' \(unusableURL.problem)")  // (displayURL hides its secrets)
         }
         let lowercasedScheme = scheme.lowercased()
         guard lowercasedScheme == "https" || lowercasedScheme == "http" else {

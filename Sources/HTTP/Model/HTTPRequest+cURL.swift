@@ -3,9 +3,9 @@ import Foundation
 extension HTTPRequest {
     /// A `curl` command line that sends this request, for reproducing it in a terminal or a bug report.
     ///
-    /// Header fields named by `redaction` are replaced by a placeholder, and so are the values of its body
-    /// fields in a form body (a token request's `refresh_token`, `code`, …), so the command is safe to paste
-    /// into a ticket; pass ``Redaction/none`` for a command that really authenticates. The body is sent
+    /// Everything `redaction` hides is replaced by a placeholder — header fields, query items, and the fields of
+    /// form, JSON and multipart bodies (a token request's `refresh_token`, `code`, …) — so the command is safe to
+    /// paste into a ticket; pass ``Redaction/none`` for a command that really authenticates. The body is sent
     /// byte for byte (`--data-binary`), using `$'…'` quoting when it is not printable text.
     ///
     /// ```swift
@@ -19,25 +19,21 @@ extension HTTPRequest {
         var lines: [String] = []
         var encodedBody: Data?
         var bodyProblem: String?
-        do { encodedBody = try self.encodedBody() } catch { bodyProblem = error.message }
+        do { encodedBody = try self.encodedBody() } catch { bodyProblem = redaction.display(text: error.message) }
 
+        let url = Self.shellQuote(displayURL(redaction: redaction))
         switch method {
-        case .get where encodedBody == nil: lines.append("curl \(Self.shellQuote(displayURL))")
-        case .head: lines.append("curl --head \(Self.shellQuote(displayURL))")
-        default: lines.append("curl -X \(Self.shellQuote(method.rawValue)) \(Self.shellQuote(displayURL))")
+        case .get where encodedBody == nil: lines.append("curl \(url)")
+        case .head: lines.append("curl --head \(url)")
+        default: lines.append("curl -X \(Self.shellQuote(method.rawValue)) \(url)")
         }
-        for field in headersIncludingBody {
+        let headers = headersIncludingBody
+        for field in headers {
             lines.append("-H " + Self.shellQuote("\(field.name): \(redaction.display(field.value, for: field.name))"))
         }
         if let encodedBody {
-            let contentType = headersIncludingBody["Content-Type"]
-            if contentType?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true,
-                !redaction.bodyFieldNames.isEmpty, let form = String(data: encodedBody, encoding: .utf8)
-            {
-                lines.append("--data-binary " + Self.shellQuote(redaction.display(formBody: form)))
-            } else {
-                lines.append("--data-binary " + Self.shellQuote(encodedBody))
-            }
+            let shown = redaction.redacting(body: Array(encodedBody), contentType: headers["Content-Type"])
+            lines.append("--data-binary " + Self.shellQuote(Data(shown)))
         }
         var command = lines.joined(separator: " \\\n  ")
         if let bodyProblem { command += "\n# \(bodyProblem)" }

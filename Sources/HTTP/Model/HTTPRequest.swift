@@ -301,21 +301,13 @@ final class OptionBox<Value: Sendable>: Sendable {
 }
 
 extension HTTPRequest: CustomStringConvertible {
-    /// `"GET https://example.com/path"`; the URL is rendered from the parts even when incomplete.
+    /// `"GET https://example.com/path"`; the URL is rendered from the parts even when incomplete, with the values
+    /// of secret query items hidden (``Redaction/standard``).
     public var description: String {
         "\(method) \(displayURL)"
     }
 
-    /// The URL as text for messages and logs, even when the request is still relative or invalid.
-    var displayURL: String {
-        if let unusableURL { return unusableURL.text }
-        var text = ""
-        if let host {
-            text = "\(scheme)://\(host)"
-            if let port { text += ":\(port)" }
-        }
-        text += percentEncodedPath
-        if let percentEncodedQuery { text += "?" + percentEncodedQuery }
-        return text
-    }
+    /// The URL as text for messages and logs, even when the request is still relative or invalid, with the values
+    /// ``Redaction/standard`` hides replaced.
+    var displayURL: String { displayURL(redaction: .standard) }
 }
