@@ -396,10 +396,11 @@ private final class Gate: HTTPLoader, @unchecked Sendable {
         }
     }
 
-    /// Fails every held request with `.resetInProgress`, opens the gate, and resets the rest of the chain.
-    override func reset() async {
+    /// A reset has begun: fails every held request with `.resetInProgress` and opens the gate. It must not wait,
+    /// and the loaders above may wait for what this one holds, so held requests are answered here, not in
+    /// `reset()`.
+    override func beginReset(_ mode: ResetMode) {
         for continuation in openAndTakeHeld() { continuation.resume(returning: .refuse) }
-        await super.reset()
     }
 
     private func openAndTakeHeld() -> [CheckedContinuation<Decision, Never>] {
