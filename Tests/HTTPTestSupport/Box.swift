@@ -47,3 +47,24 @@ public func eventually(
         }
     }
 }
+
+/// Runs `body`, failing the test if it has not finished within `seconds`; returns its value, or nil on timeout.
+public func withDeadline<T: Sendable>(
+    seconds: Double,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: @escaping @Sendable () async -> T
+) async -> T? {
+    await withTaskGroup(of: T?.self) { group in
+        group.addTask { await body() }
+        group.addTask {
+            try? await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        if first == nil {
+            Issue.record("did not finish within \(seconds) s", sourceLocation: sourceLocation)
+        }
+        return first
+    }
+}

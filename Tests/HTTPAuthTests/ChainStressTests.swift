@@ -1,0 +1,137 @@
+import Foundation
+import HTTP
+import HTTPAuth
+import Testing
+
+/// The exactly-once contract over whole chains in random orders: a thousand loads through ResetGuard, Auth
+/// (OAuth and BasicAuth), Retry, Throttle and ApplyEnvironment above a MockLoader that answers after a random
+/// delay and fails at random, while tasks are cancelled and the chain is reset several times, in both modes, at
+/// random moments. Runs under ThreadSanitizer in the test command. After a reset the loaders have no credentials
+/// and no delegate: authenticated requests then fail with `.cannotAuthenticate`.
+@Suite struct ChainStressTests {
+    enum Link: CaseIterable {
+        case resetGuard, auth, retry, throttle, environment
+    }
+
+    @Test(arguments: 0..<4)
+    func everyLoadCompletesExactlyOnceInRandomOrdersUnderCancellationAndResets(run: Int) async throws {
+        let seed = SplitMix64.seed()
+        var random = SplitMix64(seed: seed)
+        let order = Link.allCases.shuffled(using: &random)
+        let context = "seed \(seed), order \(order)"
+        let loadCount = 1_000
+
+        let terminal = MockLoader()
+        for _ in 0..<(loadCount * 4) {
+            let latency = Int.random(in: 0...1_500, using: &random)
+            let outcome = Int.random(in: 0..<10, using: &random)
+            terminal.then { request in
+                do {
+                    try await Task.sleep(for: .microseconds(latency))
+                } catch {
+                    return .failure(HTTPError(.cancelled, request: request))
+                }
+                switch outcome {
+                case 0: return .failure(HTTPError(.cannotConnect, request: request))
+                case 1: return .success(HTTPResponse(request: request, status: .serviceUnavailable))
+                default: return .success(HTTPResponse(request: request, status: .ok))
+                }
+            }
+        }
+        let throttle = Throttle(maximumNumberOfRequests: 4)
+        let retry = Retry(strategy: .constant(delay: .microseconds(200), maximumNumberOfAttempts: 3), budget: nil)
+        let token = OAuthCredentials(accessToken: "stress-token")
+        let oauth = OAuth(
+            configuration: OAuthConfiguration(
+                endpoints: .known(
+                    OAuthEndpoints(
+                        authorization: URL(string: "https://id.example.com/authorize")!,
+                        token: URL(string: "https://id.example.com/token")!)),
+                clientID: "stress", redirectURI: URL(string: "com.example:/cb")!, scopes: [],
+                resourceOrigins: ["stress.example"]),
+            credentials: token)
+        let basic = BasicAuth(origins: ["stress.example"], credentials: BasicCredentials(username: "u", password: "p"))
+        var loaders: [HTTPLoader] = order.map { link in
+            switch link {
+            case .resetGuard: ResetGuard()
+            case .auth: Auth(loaders: [.oauth: oauth, .basic: basic])
+            case .retry: retry
+            case .throttle: throttle
+            case .environment: ApplyEnvironment(environment: ServerEnvironment(host: "stress.example"))
+            }
+        }
+        loaders.append(terminal)
+        for (upper, lower) in zip(loaders, loaders.dropFirst()) { upper.nextLoader = lower }
+        let chain = loaders[0]
+
+        let completions = Locked([Int](repeating: 0, count: loadCount))
+        let unexpected = Locked([String]())
+        let tally = Locked([String: Int]())
+        let methods: [AuthenticationMethod?] = [nil, .oauth, .basic]
+        let plans = (0..<loadCount).map { _ in
+            (method: methods.randomElement(using: &random)!, completionAPI: Bool.random(using: &random))
+        }
+        let cancelled = Set((0..<loadCount).shuffled(using: &random).prefix(loadCount / 4))
+        let resetModes = (0..<3).map { _ in Bool.random(using: &random) ? ResetMode.drain : .cancel }
+        // Each reset starts once a random share of the loads has completed.
+        let resetAfter = (0..<3).map { _ in Int.random(in: (loadCount / 10)..<(loadCount * 9 / 10), using: &random) }
+
+        let finished = await withDeadline(seconds: 120) {
+            await withTaskGroup(of: Void.self) { group in
+                var cancellers: [@Sendable () -> Void] = []
+                for index in 0..<loadCount {
+                    var request = HTTPRequest(path: "/item/\(index)")
+                    request.authenticationMethod = plans[index].method
+                    // ApplyEnvironment may come after Auth in this order: name the host so that every order
+                    // authenticates.
+                    request.host = "stress.example"
+                    let record: @Sendable (HTTPResult) -> Void = { result in
+                        completions.withLock { $0[index] += 1 }
+                        let outcome = result.response.map { "\($0.status.rawValue)" } ?? result.error!.code.rawValue
+                        tally.withLock { $0[outcome, default: 0] += 1 }
+                        if let error = result.error,
+                            ![.cancelled, .resetInProgress, .cannotConnect, .cannotAuthenticate].contains(error.code)
+                        {
+                            unexpected.withLock { $0.append("\(index): \(error)") }
+                        }
+                    }
+                    if plans[index].completionAPI {
+                        let done = AsyncStream.makeStream(of: Void.self)
+                        let task = chain.load(request) { result in
+                            record(result)
+                            done.continuation.finish()
+                        }
+                        cancellers.append { task.cancel() }
+                        group.addTask { for await _ in done.stream {} }
+                    } else {
+                        let task = Task(priority: .low) { record(await chain.load(request)) }
+                        cancellers.append { task.cancel() }
+                        group.addTask { await task.value }
+                    }
+                    if index.isMultiple(of: 25) { await Task.yield() }
+                }
+                for (mode, threshold) in zip(resetModes, resetAfter) {
+                    group.addTask {
+                        await eventually { completions.withLock { $0.reduce(0, +) } >= threshold }
+                        await chain.reset(mode: mode)
+                    }
+                }
+                for index in cancelled { cancellers[index]() }
+            }
+            return true
+        }
+        try #require(finished == true, "\(context): loads or resets still pending after the deadline")
+
+        let counts = completions.value
+        #expect(
+            counts.allSatisfy { $0 == 1 }, "\(context): \(counts.enumerated().filter { $0.element != 1 }.prefix(5))")
+        #expect(unexpected.value.isEmpty, "\(context): \(unexpected.value.prefix(3))")
+        let outcomes = tally.value
+        print("ChainStressTests: \(context): \(outcomes.sorted { $0.key < $1.key })")
+        #expect((outcomes["200"] ?? 0) > 0, "\(context): nothing succeeded: \(outcomes)")
+        #expect((outcomes["resetInProgress"] ?? 0) + (outcomes["cancelled"] ?? 0) > 0, "\(context): \(outcomes)")
+        #expect(throttle.waitingCount == 0 && throttle.runningCount == 0, "\(context): left parked in Throttle")
+        #expect(retry.waitingCount == 0, "\(context)")
+        #expect(oauth.waitingCount == 0 && basic.waitingCount == 0, "\(context)")
+    }
+}
