@@ -151,6 +151,16 @@ import Testing
         #expect(delegate.timesAsked == 0)
     }
 
+    @Test func givingUpAfterA401KeepsIt() async {
+        let challenge: HTTPHeaders = ["WWW-Authenticate": "Basic realm=\"reports\""]
+        let mock = MockLoader().then(status: .unauthorized, headers: challenge)
+        let chain = BasicAuth(hosts: ["api.example.com"], credentials: ann) --> mock  // no delegate to ask again
+        let error = await chain.load(basicRequest()).error
+        #expect(error?.code == .cannotAuthenticate)
+        #expect(error?.response?.status == .unauthorized)
+        #expect(error?.response?[header: "WWW-Authenticate"] == "Basic realm=\"reports\"")
+    }
+
     @Test func credentialsAreNeverSentToAnotherHost() async {
         let mock = MockLoader().then(status: .ok)
         let chain = BasicAuth(hosts: ["API.example.com"], credentials: ann) --> mock

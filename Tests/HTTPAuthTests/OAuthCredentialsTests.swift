@@ -108,6 +108,24 @@ import Testing
         #expect(reason { try validate(claims(), nonce: "n-9") }?.contains("nonce") == true)
     }
 
+    @Test func issuedAtIsCheckedOnBothSides() throws {
+        let past = reason { try validate(claims(["iat": now.timeIntervalSince1970 - 601])) }
+        #expect(past?.contains("in the past") == true)
+        try validate(claims(["iat": now.timeIntervalSince1970 - 599]))
+        // The limit is configurable.
+        let strict = reason {
+            try IDTokenClaims(jwt: jwt(claims(["iat": now.timeIntervalSince1970 - 120]))).validate(
+                issuer: "https://id.example.com", clientID: "my-app", nonce: "n-1", now: now, maximumAge: .seconds(60))
+        }
+        #expect(strict?.contains("60.0 s in the past") == true)
+    }
+
+    @Test func notBeforeIsChecked() throws {
+        #expect(reason { try validate(claims(["nbf": now.timeIntervalSince1970 + 301])) }?.contains("nbf") == true)
+        try validate(claims(["nbf": now.timeIntervalSince1970 + 60]))
+        try validate(claims(["nbf": now.timeIntervalSince1970 - 3_600]))
+    }
+
     @Test func withinTheClockSkewIsAccepted() throws {
         try validate(claims(["exp": now.timeIntervalSince1970 - 60]))
         try validate(claims(["iat": now.timeIntervalSince1970 + 60]))

@@ -151,4 +151,41 @@ import FoundationNetworking
         #expect(ran.value == ["block", "operation", "batch", "barrier"])
     }
     #endif
+
+    /// What the session delegate lets through on a redirect from `from` to `to`.
+    private func headersAfterRedirect(from: String, to: String) -> [String: String]? {
+        let delegate = SessionDelegate()
+        let session = URLSession(configuration: .ephemeral)
+        let task = session.dataTask(with: URL(string: from)!)
+        delegate.register(TransferContext(request: HTTPRequest(url: URL(string: from)!)), for: task)
+        var next = URLRequest(url: URL(string: to)!)
+        for (name, value) in ["Authorization": "Bearer t0k", "Proxy-Authorization": "Basic eA==", "Cookie": "s=1"] {
+            next.setValue(value, forHTTPHeaderField: name)
+        }
+        next.setValue("1", forHTTPHeaderField: "X-Other")
+        let response = HTTPURLResponse(
+            url: URL(string: from)!, statusCode: 302, httpVersion: "HTTP/1.1", headerFields: ["Location": to])!
+        let followed = Box<URLRequest?>(nil)
+        delegate.urlSession(session, task: task, willPerformHTTPRedirection: response, newRequest: next) { request in
+            followed.withLock { $0 = request }
+        }
+        session.invalidateAndCancel()
+        return followed.value?.allHTTPHeaderFields
+    }
+
+    @Test(arguments: [
+        ("https://a.example/x", "http://a.example/y"),  // https → http: another origin
+        ("https://a.example/x", "https://a.example:8443/y"),
+        ("https://a.example/x", "https://b.example/y"),
+    ])
+    func credentialsAreDroppedOnARedirectToAnotherOrigin(from: String, to: String) {
+        let headers = headersAfterRedirect(from: from, to: to)
+        #expect(headers?["Authorization"] == nil && headers?["Proxy-Authorization"] == nil && headers?["Cookie"] == nil)
+        #expect(headers?["X-Other"] == "1")
+    }
+
+    @Test func credentialsFollowARedirectWithinTheOrigin() {
+        let headers = headersAfterRedirect(from: "https://a.example/x", to: "https://A.example:443/y")
+        #expect(headers?["Authorization"] == "Bearer t0k")
+    }
 }
