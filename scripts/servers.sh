@@ -45,6 +45,13 @@
 #     GET /limited      200 {"ok":true} (application/json), limited to 20 requests/s with a burst of 10
 #                       (limit_req burst=10 nodelay): beyond that 429 at once; all clients share one
 #                       budget, as all come from 127.0.0.1; both answers carry "Retry-After: 1"
+#     GET /download/32M.bin   32 MiB (byte i is i % 251), made for each run, with nginx's ETag,
+#                       Last-Modified and Range support: for downloads, progress and resuming
+#   a download server (scripts/download-server.py, from the venv's Python) as DOWNLOADS_URL:
+#     python scripts/download-server.py --port PORT
+#     GET /file/SIZE[?drop=KEY&version=V&slow=MS]  SIZE bytes of the same pattern, with a strong ETag, ranges
+#                       and If-Range; the first response for each drop KEY is cut off half-way, for the
+#                       tests of resumed downloads (see the script's header)
 #   four HTTPS servers (Python's http.server and ssl, from the venv's Python: scripts/tls-servers.py):
 #     python scripts/tls-servers.py serve --port PORT --cert NAME.pem --key NAME.key --name NAME
 #     GET /health 200 "ok" (text/plain), GET / 200 {"server": NAME} (application/json), else 404.
@@ -98,13 +105,14 @@ PORT_TRIES=3
 
 # The servers, by index: 0 = httpbin, 1 = the OpenID Connect provider, 2 = nginx, 3-6 = the HTTPS servers
 # (each named tls-<its certificate's file name>).
-SERVER_NAME=(httpbin oidc-provider-mock nginx tls-self-signed tls-expired tls-wrong-name tls-trusted)
-SERVER_PROBE=(/get /.well-known/openid-configuration /health /health /health /health /health)
+SERVER_NAME=(httpbin oidc-provider-mock nginx tls-self-signed tls-expired tls-wrong-name tls-trusted downloads)
+SERVER_PROBE=(/get /.well-known/openid-configuration /health /health /health /health /health /health)
 # gunicorn's quick shutdown (its workers notice a TERM only after up to 1 s); nginx's fast shutdown; Python's
 # default for TERM, which ends the TLS servers at once
-SERVER_STOP_SIGNAL=(QUIT TERM TERM TERM TERM TERM TERM)
+SERVER_STOP_SIGNAL=(QUIT TERM TERM TERM TERM TERM TERM TERM)
 FIRST_TLS_SERVER=3
 TLS_TRUSTED_SERVER=6
+DOWNLOADS_SERVER=7
 SERVER_PID=()
 SERVER_PORT=()
 SERVER_LOG=()
@@ -236,6 +244,10 @@ prepare_nginx_dir() {
   printf '%s' '{"id":42,"name":"Zoë Example","email":"zoe@example.com","age":34,"verified":true,"roles":["admin","editor"],"address":{"street":"12 Main St","city":"Springfield","zip":"12345"},"createdAt":"2024-01-15T09:30:00Z"}' \
     >"$NGINX_DIR/html/person.json"
   printf '%s' '{"ok":true}' >"$NGINX_DIR/html/limited.json"
+  # Downloads: 32 MiB of a pattern a test can check (byte i is i % 251), served with ETag and ranges.
+  mkdir -p "$NGINX_DIR/html/download"
+  "$VENV/bin/python" -c 'import sys; n = 32 * 1024 * 1024; sys.stdout.buffer.write((bytes(range(251)) * (n // 251 + 1))[:n])' \
+    >"$NGINX_DIR/html/download/32M.bin"
 }
 
 # Makes this run's certificates for the HTTPS servers (with Ctrl-C ignored, as in free_port).
@@ -316,6 +328,10 @@ http {
             try_files /limited.json =500;
         }
 
+        # Static downloads, with ETag, Last-Modified and Range support (nginx's own).
+        location /download/ {
+        }
+
         location / {
             return 404;
         }
@@ -339,6 +355,7 @@ server_argv() {
     1) SERVER_ARGV=("$VENV/bin/oidc-provider-mock" --host 127.0.0.1 --port "$2")
        [ -z "${OIDC_TOKEN_LIFETIME:-}" ] || SERVER_ARGV+=(--token-max-age "$OIDC_TOKEN_LIFETIME") ;;
     2) SERVER_ARGV=("$NGINX" -p "$NGINX_DIR/" -c nginx.conf -e stderr -g 'daemon off;') ;;
+    7) SERVER_ARGV=("$VENV/bin/python" "$SCRIPT_DIR/download-server.py" --port "$2") ;;
     *) local name=${SERVER_NAME[$1]#tls-}
        SERVER_ARGV=("$VENV/bin/python" "$SCRIPT_DIR/tls-servers.py" serve --port "$2"
                     --cert "$TLS_DIR/$name.pem" --key "$TLS_DIR/$name.key" --name "$name") ;;
@@ -351,12 +368,14 @@ bound_marker() {
     0) printf 'Listening at: http://127.0.0.1:%s (' "${SERVER_PORT[$1]}" ;;
     1) printf 'Uvicorn running on http://127.0.0.1:%s ' "${SERVER_PORT[$1]}" ;;
     2) printf 'start worker processes' ;;  # (logged once it has bound the port its config names)
+    7) printf 'download-server listening on 127.0.0.1:%s' "${SERVER_PORT[$1]}" ;;
     *) printf 'Serving HTTPS on 127.0.0.1:%s (' "${SERVER_PORT[$1]}" ;;
   esac
 }
 
 server_url() {
-  if [ "$1" -ge "$FIRST_TLS_SERVER" ]; then printf 'https://127.0.0.1:%s' "${SERVER_PORT[$1]}"
+  if [ "$1" -ge "$FIRST_TLS_SERVER" ] && [ "$1" -le "$TLS_TRUSTED_SERVER" ]; then
+    printf 'https://127.0.0.1:%s' "${SERVER_PORT[$1]}"
   else printf 'http://127.0.0.1:%s' "${SERVER_PORT[$1]}"; fi
 }
 
@@ -522,7 +541,7 @@ start_servers() {
     done
   done
   export HTTPBIN_URL OIDC_ISSUER_URL NGINX_URL TLS_SELF_SIGNED_URL TLS_EXPIRED_URL TLS_WRONG_NAME_URL \
-    TLS_TRUSTED_URL TLS_CA_FILE
+    TLS_TRUSTED_URL TLS_CA_FILE DOWNLOADS_URL
   HTTPBIN_URL=$(server_url 0)
   OIDC_ISSUER_URL=$(server_url 1)
   NGINX_URL=$(server_url 2)
@@ -531,6 +550,7 @@ start_servers() {
   TLS_WRONG_NAME_URL=$(server_url 5)
   TLS_TRUSTED_URL=$(server_url 6)
   TLS_CA_FILE=$TLS_DIR/ca.pem
+  DOWNLOADS_URL=$(server_url "$DOWNLOADS_SERVER")
 }
 
 # --- running and stopping -------------------------------------------------------------------
@@ -644,6 +664,7 @@ main() {
         printf 'export TLS_SELF_SIGNED_URL=%s\nexport TLS_EXPIRED_URL=%s\nexport TLS_WRONG_NAME_URL=%s\n' \
           "$TLS_SELF_SIGNED_URL" "$TLS_EXPIRED_URL" "$TLS_WRONG_NAME_URL"
         printf 'export TLS_TRUSTED_URL=%s\nexport TLS_CA_FILE=%q\n' "$TLS_TRUSTED_URL" "$TLS_CA_FILE"
+        printf 'export DOWNLOADS_URL=%s\n' "$DOWNLOADS_URL"
         note "press Ctrl-C to stop"
         while :; do
           for i in "${!SERVER_NAME[@]}"; do server_is_alive "$i" || server_failed "$i" "stopped unexpectedly"; done

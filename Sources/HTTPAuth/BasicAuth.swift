@@ -138,6 +138,15 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
             guard case .success(let response) = result, response.status == .unauthorized, refused == nil else {
                 return result
             }
+            guard request.body.isReplayable else {
+                return .failure(
+                    HTTPError(
+                        .bodyNotReplayable, request: request,
+                        message: "the server answered 401, and the request's body (\(type(of: request.body))) can be "
+                            + "sent only once, so it cannot be replayed with other credentials",
+                        response: response))
+            }
+            response.discardBody()
             refused = response
             staleVersion = version
         }

@@ -12,16 +12,21 @@ private final class FlakyTerminal: HTTPLoader, @unchecked Sendable {
     }
 
     private let state = Locked(State())
+    /// Called with each load's number as it arrives.
+    let onLoad: @Sendable (Int) -> Void
+    init(onLoad: @escaping @Sendable (Int) -> Void = { _ in }) { self.onLoad = onLoad }
     var maximumRunning: Int { state.value.maximumRunning }
     var running: Int { state.value.running }
     var loads: Int { state.value.loads }
 
     override func load(_ request: HTTPRequest) async -> HTTPResult {
-        state.withLock { state in
+        let number = state.withLock { state -> Int in
             state.running += 1
             state.loads += 1
             state.maximumRunning = max(state.maximumRunning, state.running)
+            return state.loads
         }
+        onLoad(number)
         defer { state.withLock { $0.running -= 1 } }
         do {
             try await Task.sleep(for: .microseconds(Int.random(in: 0...300)))
@@ -40,11 +45,19 @@ private final class FlakyTerminal: HTTPLoader, @unchecked Sendable {
     @Test func tenThousandRequestsThroughRetryAndThrottleEachCompleteOnce() async throws {
         let count = 10_000
         let limit = 4
-        let terminal = FlakyTerminal()
+        // The reset starts from the terminal itself when a quarter of the loads have reached it: the rest are
+        // queued then, however the machine schedules the test's own tasks.
+        let resetTask = Locked<Task<Void, Never>?>(nil)
+        let chainHead = Locked<HTTPLoader?>(nil)
+        let terminal = FlakyTerminal { number in
+            guard number == count / 4, let chain = chainHead.value else { return }
+            resetTask.withLock { $0 = Task { await chain.reset() } }
+        }
         let throttle = Throttle(maximumNumberOfRequests: limit)
         let retry = Retry(
             strategy: Backoff.constant(delay: .microseconds(100), maximumNumberOfAttempts: 3), budget: nil)
         let chain = retry --> throttle --> terminal
+        chainHead.withLock { $0 = chain }
 
         let completions = Locked([Int](repeating: 0, count: count))
         let codes = Locked([HTTPError.Code: Int]())
@@ -65,8 +78,8 @@ private final class FlakyTerminal: HTTPLoader, @unchecked Sendable {
                 // fails everything still queued at once.
                 for load in loads.shuffled().prefix(count / 5) { load.cancel() }
                 group.addTask {
-                    await eventually { terminal.loads >= count / 4 }
-                    await chain.reset()
+                    await eventually { resetTask.value != nil }
+                    await resetTask.value?.value
                 }
                 for load in loads { group.addTask { await load.value } }
             }

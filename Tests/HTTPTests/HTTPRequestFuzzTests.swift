@@ -114,7 +114,7 @@ import FoundationNetworking
     @Test func randomRequestsFailAsInvalidOrGoOutWithTheURLTheirPartsDescribe() async throws {
         let environment = ProcessInfo.processInfo.environment
         let underThreadSanitizer = environment["TSAN_OPTIONS"] != nil
-        let count = environment["HTTP_FUZZ_COUNT"].flatMap(Int.init) ?? (underThreadSanitizer ? 10_000 : 100_000)
+        let count = environment["HTTP_FUZZ_COUNT"].flatMap(Int.init) ?? (underThreadSanitizer ? 5_000 : 100_000)
         let seed = SplitMix64.seed()
         print("HTTPRequestFuzzTests: \(count) requests, seed \(seed) (replay with HTTP_TEST_SEED=\(seed))")
 

@@ -49,6 +49,10 @@ enum TestServers {
     /// Set by `scripts/with-test-ca.sh`: the system's CA bundle, as this process sees it, holds ``tlsCAFile``.
     static let isTLSCATrusted = environment["TLS_CA_TRUSTED"] == "1"
 
+    /// The download server (scripts/download-server.py): `/file/SIZE` with ETags, ranges, and connections cut off
+    /// half-way on request.
+    static let downloads: URL? = environment["DOWNLOADS_URL"].flatMap(URL.init(string:))
+
     /// Set by the test command: a missing server is then a failure, not a skip.
     static let areRequired = environment["HTTP_REQUIRE_SERVERS"] == "1"
 

@@ -107,13 +107,21 @@ import FoundationNetworking
     /// libcurl's texts for other failures swift-corelibs-foundation reports as -1 (measured against a local port
     /// that answers them), and one it is known for on an established TLS connection.
     @Test(arguments: [
-        "Header without colon", "transfer closed with 7 bytes remaining to read",
+        "Header without colon",
         "OpenSSL SSL_read: error:0A000126:SSL routines::unexpected eof while reading, errno 0",
     ])
     func otherCode1FailuresStayUnknownAndKeepTheirText(text: String) {
         let error = Self.map(Self.corelibsError(text))
         #expect(error.code == .unknown)
         #expect(error.message == "the transport failed: \(text) (URLError code -1)")
+    }
+
+    /// A connection closed before the body's end is a lost connection, which a download can resume.
+    @Test func aTransferCutOffIsALostConnection() {
+        let error = Self.map(Self.corelibsError("transfer closed with 7 bytes remaining to read"))
+        #expect(error.code == .cannotConnect)
+        #expect(error.message.contains("was lost before the response was complete"))
+        #expect(error.message.contains("transfer closed with 7 bytes remaining to read"))
     }
 
     @Test func aCode1ErrorWithoutTextNamesOnlyTheCode() {

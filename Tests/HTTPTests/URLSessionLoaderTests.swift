@@ -157,7 +157,8 @@ import FoundationNetworking
         let delegate = SessionDelegate()
         let session = URLSession(configuration: .ephemeral)
         let task = session.dataTask(with: URL(string: from)!)
-        delegate.register(TransferContext(request: HTTPRequest(url: URL(string: from)!)), for: task)
+        delegate.register(
+            TransferContext(request: HTTPRequest(url: URL(string: from)!), totalBytesToSend: nil), for: task)
         var next = URLRequest(url: URL(string: to)!)
         for (name, value) in ["Authorization": "Bearer t0k", "Proxy-Authorization": "Basic eA==", "Cookie": "s=1"] {
             next.setValue(value, forHTTPHeaderField: name)

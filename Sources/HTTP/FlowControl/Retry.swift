@@ -16,7 +16,12 @@ import Synchronization
 /// - it is idempotent (``HTTPRequest/isIdempotent``): `POST` and `PATCH` need an
 ///   ``HTTPRequest/idempotencyKey`` (sent as `Idempotency-Key` on every attempt) or an explicit opt-in;
 /// - it was not cancelled, refused by a reset, or invalid;
+/// - its body can be sent again (``HTTPBody/isReplayable``): otherwise the load fails with
+///   ``HTTPError/Code/bodyNotReplayable``, carrying the attempt's response, instead of sending the body empty;
 /// - the ``RetryBudget`` allows it.
+///
+/// A streamed response (``HTTPLoader/stream(_:)``) is decided on when its head arrives; a retried one's body is
+/// stopped.
 ///
 /// Cancelling the caller's task during a wait ends it at once with ``HTTPError/Code/cancelled``.
 /// A reset (``HTTPLoader/reset(mode:)``) ends every wait with ``HTTPError/Code/resetInProgress`` at once, refuses
@@ -119,6 +124,15 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
             }
 
             guard let delay = retryDelay(for: result, of: attempt, strategy: strategy) else { return result }
+            if !attempt.body.isReplayable {
+                return .failure(
+                    HTTPError(
+                        .bodyNotReplayable, request: attempt,
+                        message: "Retry would send attempt \(attemptNumber + 1), but the request's body "
+                            + "(\(type(of: attempt.body))) can be sent only once",
+                        response: result.response ?? result.error?.response, underlyingError: result.error))
+            }
+            result.response?.discardBody()
             switch await wait(delay) {
             case .elapsed:
                 attemptNumber += 1

@@ -22,6 +22,9 @@ public import Foundation
 /// runs completes with ``HTTPError/Code/cancelled`` at once, whatever the handler returns later (the handler's
 /// task is cancelled too).
 ///
+/// A request that asks for its body as a stream or in a file (``HTTPRequest/responseDelivery``) gets the
+/// handler's body that way.
+///
 /// As a terminal it takes part in a reset like ``URLSessionLoader``: during one it refuses loads with
 /// ``HTTPError/Code/resetInProgress``; ``ResetMode/drain`` waits for running handlers to return, and
 /// ``ResetMode/cancel`` completes their loads with ``HTTPError/Code/cancelled`` at once.
@@ -111,7 +114,12 @@ public final class MockLoader: HTTPLoader, @unchecked Sendable {
             defer { inFlight.end() }
             let result = await run(handler, id: id, epoch: epoch, for: request)
             if Task.isCancelled { return .failure(HTTPError(.cancelled, request: request)) }
-            return result ?? .failure(HTTPError(.cancelled, request: request, message: "cancelled by a reset"))
+            guard let result else {
+                return .failure(HTTPError(.cancelled, request: request, message: "cancelled by a reset"))
+            }
+            // A stream or a download gets the handler's body the way the request asks for it.
+            guard case .success(let response) = result, request.responseDelivery != .buffered else { return result }
+            return response.delivered(for: request)
         }
     }
 

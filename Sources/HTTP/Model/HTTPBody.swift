@@ -5,6 +5,11 @@ public import Foundation
 /// A body is encoded when the request is sent, not when it is built; a body that fails to encode fails the
 /// request with ``HTTPError/Code/invalidRequest`` and the encoding error as its underlying error.
 ///
+/// A body held in memory implements ``encode()``. A body that streams — from a file (``FileBody``), from an
+/// `AsyncSequence` of chunks (``StreamBody``), or in parts (``MultipartFormBody`` with file parts) — also
+/// implements ``makeSource()``, which the transport reads as it sends, and says whether it can be sent more
+/// than once (``isReplayable``).
+///
 /// ## Writing a body
 ///
 /// ```swift
@@ -23,13 +28,26 @@ public protocol HTTPBody: Sendable {
     /// wins over the body's.
     var additionalHeaders: [String: String] { get }
 
-    /// The bytes to send.
+    /// The bytes to send, all in memory.
+    ///
+    /// Transports call ``makeSource()`` instead; this is what logs, cURL renderings and caches read. A body too
+    /// large for memory may throw here.
     func encode() throws -> Data
+
+    /// Where the transport reads the bytes from as it sends them. The default is ``encode()``'s bytes.
+    func makeSource() throws -> HTTPBodySource
+
+    /// Whether the body can be sent again: a retry, a replay after a `401`, a `307` redirect. A body read from
+    /// a sequence that can be iterated only once cannot, and the loaders that resend fail with
+    /// ``HTTPError/Code/bodyNotReplayable`` rather than send it empty. `true` by default.
+    var isReplayable: Bool { get }
 }
 
 extension HTTPBody {
     public var isEmpty: Bool { false }
     public var additionalHeaders: [String: String] { [:] }
+    public func makeSource() throws -> HTTPBodySource { .data(try encode()) }
+    public var isReplayable: Bool { true }
 }
 
 /// No body at all; the default for every request.

@@ -56,6 +56,9 @@ public struct HTTPError: Error, Sendable {
         public static let resetInProgress = Code(rawValue: "resetInProgress")
         /// The request needed credentials that could not be obtained.
         public static let cannotAuthenticate = Code(rawValue: "cannotAuthenticate")
+        /// The request would have to be sent again — a retry, a replay after a `401`, a redirect that keeps the
+        /// body — but its body can be sent only once (see ``HTTPBody/isReplayable``).
+        public static let bodyNotReplayable = Code(rawValue: "bodyNotReplayable")
         /// Anything else; see ``HTTPError/underlyingError``.
         public static let unknown = Code(rawValue: "unknown")
     }
@@ -153,6 +156,7 @@ public struct HTTPError: Error, Sendable {
         case .invalidResponse: "the server's response could not be read"
         case .resetInProgress: "the loader chain is being reset"
         case .cannotAuthenticate: "credentials could not be obtained"
+        case .bodyNotReplayable: "the request's body cannot be sent again"
         default: "the request failed"
         }
     }

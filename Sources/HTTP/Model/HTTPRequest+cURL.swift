@@ -15,15 +15,24 @@ extension HTTPRequest {
     /// //   -H 'Content-Type: application/json; charset=utf-8' \
     /// //   --data-binary '{"name":"Zoë"}'
     /// ```
+    ///
+    /// A ``FileBody`` is referred to (`--data-binary @path`), not read; a ``StreamBody`` is not shown.
     public func cURLCommand(redaction: Redaction = .standard) -> String {
         var lines: [String] = []
         var encodedBody: Data?
         var bodyProblem: String?
-        do { encodedBody = try self.encodedBody() } catch { bodyProblem = redaction.display(text: error.message) }
+        var bodyArgument: String?
+        if let file = body as? FileBody {
+            bodyArgument = "--data-binary " + Self.shellQuote("@" + file.url.path)
+        } else if body is StreamBody {
+            bodyProblem = "the body streams from an AsyncSequence and is not shown"
+        } else {
+            do { encodedBody = try self.encodedBody() } catch { bodyProblem = redaction.display(text: error.message) }
+        }
 
         let url = Self.shellQuote(displayURL(redaction: redaction))
         switch method {
-        case .get where encodedBody == nil: lines.append("curl \(url)")
+        case .get where encodedBody == nil && bodyArgument == nil: lines.append("curl \(url)")
         case .head: lines.append("curl --head \(url)")
         default: lines.append("curl -X \(Self.shellQuote(method.rawValue)) \(url)")
         }
@@ -35,6 +44,7 @@ extension HTTPRequest {
             let shown = redaction.redacting(body: Array(encodedBody), contentType: headers["Content-Type"])
             lines.append("--data-binary " + Self.shellQuote(Data(shown)))
         }
+        if let bodyArgument { lines.append(bodyArgument) }
         var command = lines.joined(separator: " \\\n  ")
         if let bodyProblem { command += "\n# \(bodyProblem)" }
         return command

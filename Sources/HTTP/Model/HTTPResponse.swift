@@ -25,6 +25,10 @@ public struct HTTPResponse: Sendable {
         @exclusivity(unchecked) var givenHeaders: HTTPHeaders?
         /// The transport's header fields, converted to `HTTPHeaders` on first use (see ``HeaderSource``).
         let source: (any HeaderSource)?
+        /// The body as it arrives, for a streamed response.
+        @exclusivity(unchecked) var bodyStream: HTTPBodyStream?
+        /// The file the body was written to, for a download.
+        @exclusivity(unchecked) var fileURL: URL?
         private let converted = AtomicLazyReference<HeaderBox>()
 
         init(
@@ -47,9 +51,12 @@ public struct HTTPResponse: Sendable {
         }
 
         func copy() -> Storage {
-            Storage(
+            let copy = Storage(
                 request: request, status: status, body: body, explicitURL: explicitURL, givenHeaders: headers,
                 source: nil)
+            copy.bodyStream = bodyStream
+            copy.fileURL = fileURL
+            return copy
         }
     }
 
@@ -80,10 +87,31 @@ public struct HTTPResponse: Sendable {
         get { storage.headers }
         set { uniqueStorage().givenHeaders = newValue }
     }
-    /// The body, already decoded from any `Content-Encoding` by the transport.
+    /// The body, already decoded from any `Content-Encoding` by the transport. Empty for a streamed response
+    /// (see ``bodyStream``) and for a download written to a file (see ``fileURL``).
     public var body: Data {
         get { storage.body }
         set { uniqueStorage().body = newValue }
+    }
+
+    /// The body as it arrives, when the request asked for a stream (``ResponseDelivery/stream``; see
+    /// ``HTTPLoader/stream(_:)``); `nil` otherwise.
+    public var bodyStream: HTTPBodyStream? {
+        get { storage.bodyStream }
+        set { uniqueStorage().bodyStream = newValue }
+    }
+
+    /// The file the body was written to, when the request asked for that (``ResponseDelivery/file(_:resumingAt:)``;
+    /// see ``HTTPLoader/download(_:to:resumeAttempts:)``); `nil` otherwise.
+    public var fileURL: URL? {
+        get { storage.fileURL }
+        set { uniqueStorage().fileURL = newValue }
+    }
+
+    /// Stops this response's streamed body, if it has one: for a loader that drops a response to send the
+    /// request again (a retry, a replay after a `401`), so the transfer does not go on for nobody.
+    package func discardBody() {
+        bodyStream?.cancel()
     }
     /// The URL the response came from; differs from the request's URL after a redirect. Unless the transport
     /// set it, it is the request's URL, computed when first asked for (building a URL is not free).

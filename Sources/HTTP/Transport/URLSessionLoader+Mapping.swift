@@ -12,17 +12,35 @@ extension HTTPRequest {
     /// The `URLRequest` that sends this request, after validating it.
     ///
     /// Header fields are the request's own followed by the body's ``HTTPBody/additionalHeaders``; the
-    /// ``timeout`` option becomes the request's `timeoutInterval`.
+    /// ``timeout`` option becomes the request's `timeoutInterval`. A body in memory becomes `httpBody`; a body
+    /// that streams (a file, a sequence) becomes `httpBodyStream`.
     ///
     /// - Throws: ``HTTPError`` with ``HTTPError/Code/invalidRequest`` when the request is malformed or its
     ///   body fails to encode (see ``validate()``).
+    ///   A ``StreamBody`` cannot be put in a `URLRequest` (its sequence is consumed when
+    ///   ``URLSessionLoader`` sends it) and fails the same way.
     public func urlRequest() throws(HTTPError) -> URLRequest {
+        var prepared = try preparedForURLSession()
+        if prepared.spool != nil {
+            throw HTTPError(
+                .invalidRequest, request: self,
+                message: "the body (\(type(of: body))) is an AsyncSequence, which a URLRequest cannot hold")
+        }
+        if let file = prepared.uploadFile {
+            prepared.urlRequest.httpBodyStream = InputStream(url: file)
+        }
+        return prepared.urlRequest
+    }
+
+    /// The `URLRequest` that sends this request and where its body comes from: in memory or a stream in the
+    /// request, or a whole file to upload (which URLSession sends with its length).
+    func preparedForURLSession() throws(HTTPError) -> PreparedRequest {
         let url = try validatedURL()  // built once: building a URL is not free
         try validateHeaderFields()
         try validateBodyAllowed()
         var urlRequest = URLRequest(url: url)
         if method != .get { urlRequest.httpMethod = method.rawValue }  // GET is URLRequest's own default
-        let body = try encodedBody()
+        let source = try bodySource()
         // Fields with the same name (ignoring case) are sent as one, their values joined with commas, as
         // `URLRequest.addValue` would; the whole set is handed over at once, which costs a fraction of
         // adding the fields one by one.
@@ -34,12 +52,34 @@ extension HTTPRequest {
                 fields.append((field.name, field.value))
             }
         }
+        #if !canImport(FoundationNetworking)
+        // A body stream goes with chunked transfer coding unless the request names its length. (On Linux,
+        // swift-corelibs-foundation sends every body stream chunked, so the length is not added there: a request
+        // with both would be malformed. A whole file is uploaded with its length on both.)
+        if let length = source?.length, source?.inMemory == nil, source?.wholeFile == nil, source?.segments != nil,
+            !fields.contains(where: { HTTPHeaders.namesMatch($0.name, "Content-Length") })
+        {
+            fields.append(("Content-Length", String(length)))
+        }
+        #endif
         if !fields.isEmpty {
             var all = [String: String](minimumCapacity: fields.count)
             for field in fields { all[field.name] = field.value }
             urlRequest.allHTTPHeaderFields = all
         }
-        urlRequest.httpBody = body
+        var uploadFile: URL?
+        var spool: HTTPBodySource?
+        if let source {
+            if let data = source.inMemory {
+                urlRequest.httpBody = data
+            } else if let file = source.wholeFile {
+                uploadFile = file
+            } else if let segments = source.segments {
+                urlRequest.httpBodyStream = BodyInputStream(segments: segments)
+            } else {
+                spool = source
+            }
+        }
         if let timeout {
             // URLSession converts the interval to whole milliseconds and beyond; a week is forever to HTTP.
             let interval = min(max(0.001, timeout.seconds), 7 * 24 * 3_600)
@@ -49,7 +89,22 @@ extension HTTPRequest {
             urlRequest.timeoutInterval = interval
             #endif
         }
-        return urlRequest
+        return PreparedRequest(urlRequest: urlRequest, uploadFile: uploadFile, spool: spool, bodyLength: source?.length)
+    }
+
+    /// Where the body's bytes come from, or `nil` when it is empty.
+    func bodySource() throws(HTTPError) -> HTTPBodySource? {
+        guard !body.isEmpty else { return nil }
+        do {
+            return try body.makeSource()
+        } catch {
+            throw HTTPError(
+                .invalidRequest,
+                request: self,
+                message: "the body (\(type(of: body))) could not be encoded",
+                underlyingError: error
+            )
+        }
     }
 }
 
@@ -130,6 +185,12 @@ extension HTTPError {
             phrase =
                 wasRedirected
                 ? "no secure connection to where \(target) redirected" : "no secure connection to \(target)"
+        case .unknown where TransportErrorText.isLostConnection(explanation):
+            // swift-corelibs-foundation reports a connection closed before the body's end — libcurl's "transfer
+            // closed with N bytes remaining to read" — as URLError.unknown; Apple platforms as
+            // networkConnectionLost. Either way the connection was lost, and a download can resume.
+            code = .cannotConnect
+            phrase = "the connection to \(target) was lost before the response was complete"
         case .timedOut:
             code = .timedOut
             phrase = "\(target) did not answer in time"
@@ -177,6 +238,13 @@ enum TransportErrorText {
         guard let underlying = error.userInfo[NSUnderlyingErrorKey] as? any Error else { return nil }
         let text = (underlying as NSError).userInfo[NSLocalizedDescriptionKey] as? String
         return text?.isEmpty == false ? text : nil
+    }
+
+    /// Whether libcurl's text says the connection ended before the whole body had arrived.
+    static func isLostConnection(_ explanation: String?) -> Bool {
+        guard let explanation else { return false }
+        return explanation.contains("transfer closed with") || explanation.contains("Connection died")
+            || explanation.contains("Recv failure") || explanation.contains("Send failure")
     }
 
     /// Whether a `URLError` reports that no secure connection could be made: one of the TLS codes Apple

@@ -299,6 +299,8 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         guard case .success(let response) = result, response.status == .unauthorized else { return result }
         switch await currentCredentials(rejecting: grant) {
         case .granted(let current):
+            guard request.body.isReplayable else { return .failure(Self.notReplayable(request, after: response)) }
+            response.discardBody()
             var replay = request
             replay.headers["Authorization"] = current.authorization
             return await loadNext(replay)
@@ -306,6 +308,15 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
             // The error keeps the 401: its WWW-Authenticate says why the server refused the token.
             return refusal.failure(of: request, after: response)
         }
+    }
+
+    /// The failure of a request that a `401` would have replayed, had its body been sendable twice.
+    static func notReplayable(_ request: HTTPRequest, after response: HTTPResponse) -> HTTPError {
+        HTTPError(
+            .bodyNotReplayable, request: request,
+            message: "the server answered 401, and the request's body (\(type(of: request.body))) can be sent only "
+                + "once, so it cannot be replayed with a fresh token",
+            response: response)
     }
 
     /// The current credentials and their header value when they can be used at once.

@@ -1,0 +1,118 @@
+public import Foundation
+
+/// How far a request has come: bytes sent and received, and how many were expected.
+///
+/// ```swift
+/// var request = HTTPRequest(path: "/videos/42.mp4")
+/// request.progressHandler = { progress in
+///     if let fraction = progress.fractionCompleted { bar.set(fraction) }
+/// }
+/// ```
+public struct HTTPProgress: Sendable, Hashable {
+    /// Body bytes sent so far.
+    public var bytesSent: Int64
+    /// Body bytes to send, when known.
+    public var totalBytesToSend: Int64?
+    /// Body bytes received so far; for a resumed download, the bytes received before the resumption included.
+    public var bytesReceived: Int64
+    /// Body bytes to receive, when the server said (`Content-Length`, or a `206`'s `Content-Range`).
+    public var totalBytesToReceive: Int64?
+
+    public init(
+        bytesSent: Int64 = 0, totalBytesToSend: Int64? = nil, bytesReceived: Int64 = 0,
+        totalBytesToReceive: Int64? = nil
+    ) {
+        self.bytesSent = bytesSent
+        self.totalBytesToSend = totalBytesToSend
+        self.bytesReceived = bytesReceived
+        self.totalBytesToReceive = totalBytesToReceive
+    }
+
+    /// The share of the transfer done, from 0 to 1: of the download once it has begun, of the upload before;
+    /// `nil` when the total is not known.
+    public var fractionCompleted: Double? {
+        if let totalBytesToReceive, totalBytesToReceive > 0 {
+            return min(1, Double(bytesReceived) / Double(totalBytesToReceive))
+        }
+        if bytesReceived == 0, let totalBytesToSend, totalBytesToSend > 0 {
+            return min(1, Double(bytesSent) / Double(totalBytesToSend))
+        }
+        return nil
+    }
+}
+
+/// The per-request progress handler option; see ``HTTPRequest/progressHandler``.
+public enum ProgressHandlerOption: HTTPRequestOption {
+    public static let defaultOptionValue: (@Sendable (HTTPProgress) -> Void)? = nil
+}
+
+extension HTTPRequest {
+    /// Called as the request's body is sent and its response's body received, at most about 30 times a
+    /// second, and always once more when the transfer is complete. It runs on the transport's thread: keep it
+    /// short, and hop to your own executor to update a user interface.
+    public var progressHandler: (@Sendable (HTTPProgress) -> Void)? {
+        get { self[option: ProgressHandlerOption.self] }
+        set { self[option: ProgressHandlerOption.self] = newValue }
+    }
+
+    /// This request with a progress handler that feeds the returned stream, which finishes when the transfer
+    /// is complete.
+    public func reportingProgress() -> (request: HTTPRequest, progress: AsyncStream<HTTPProgress>) {
+        let (stream, continuation) = AsyncStream.makeStream(of: HTTPProgress.self, bufferingPolicy: .bufferingNewest(1))
+        var copy = self
+        let previous = progressHandler
+        copy.progressHandler = { progress in
+            previous?(progress)
+            continuation.yield(progress)
+            if let total = progress.totalBytesToReceive, progress.bytesReceived >= total { continuation.finish() }
+        }
+        return (copy, stream)
+    }
+}
+
+/// Calls a request's progress handler at a sensible rate: the first report, then at most every 1/30 s, and
+/// the final one.
+package final class ProgressReporter: Sendable {
+    private let handler: @Sendable (HTTPProgress) -> Void
+    private let state: Locked<(progress: HTTPProgress, lastReport: ContinuousClock.Instant?)>
+    private static let interval: Duration = .milliseconds(33)
+
+    package init?(request: HTTPRequest, totalBytesToSend: Int64?, alreadyReceived: Int64 = 0) {
+        guard let handler = request.progressHandler else { return nil }
+        self.handler = handler
+        state = Locked((HTTPProgress(totalBytesToSend: totalBytesToSend, bytesReceived: alreadyReceived), nil))
+    }
+
+    package func sent(totalBytes: Int64, expected: Int64?) {
+        update(force: false) {
+            $0.bytesSent = totalBytes
+            if let expected, expected > 0 { $0.totalBytesToSend = expected }
+        }
+    }
+
+    package func expectReceiving(_ total: Int64?) {
+        update(force: false) { $0.totalBytesToReceive = total }
+    }
+
+    package func received(_ count: Int) {
+        update(force: false) { $0.bytesReceived += Int64(count) }
+    }
+
+    /// The final report.
+    package func complete() {
+        update(force: true) { progress in
+            if progress.totalBytesToReceive == nil { progress.totalBytesToReceive = progress.bytesReceived }
+        }
+    }
+
+    private func update(force: Bool, _ change: (inout HTTPProgress) -> Void) {
+        let now = ContinuousClock.now
+        let report = state.withLock { state -> HTTPProgress? in
+            change(&state.progress)
+            if !force, let last = state.lastReport, now - last < Self.interval { return nil }
+            state.lastReport = now
+            return state.progress
+        }
+        if let report { handler(report) }
+    }
+}

@@ -1,0 +1,517 @@
+#if canImport(FoundationNetworking)
+import Foundation
+import FoundationNetworking
+#else
+import Foundation
+#endif
+
+/// A request ready for URLSession: the `URLRequest` (with its body, when it is in memory or streams), or the file
+/// to upload from.
+struct PreparedRequest {
+    var urlRequest: URLRequest
+    /// A body that is one whole file: uploaded with `uploadTask(with:fromFile:)`, which sends its length.
+    var uploadFile: URL?
+    /// A body with an `AsyncSequence` in it, to collect into a temporary file and upload from there.
+    var spool: HTTPBodySource?
+    var bodyLength: Int64?
+}
+
+/// One request on its way through URLSession: collects the body (or streams it, or writes it to a file) and
+/// completes exactly once — with the result, or as cancelled.
+final class TransferContext: Sendable {
+    /// How a transfer ended, as URLSession reported it, or its head arrived (a stream); mapped to an
+    /// ``HTTPResult`` by ``result(of:)``.
+    enum Outcome: @unchecked Sendable {  // Sendable: URLSession's values are not mutated after the handover
+        case finished(
+            response: URLResponse?, body: Data, error: (any Error)?, declinedChallenge: HTTPURLResponse?, file: URL?)
+        case streaming(HTTPURLResponse, HTTPBodyStream)
+        case cancelled
+    }
+
+    /// What becomes of the response's body as it arrives.
+    enum Delivery: Equatable {
+        case buffered
+        case stream
+        case file(URL, offset: Int64)
+    }
+
+    /// A reference that does not keep the stream alive: dropping it is how the consumer stops the transfer.
+    private struct WeakStream {
+        weak var value: HTTPBodyStream?
+    }
+
+    private struct State {
+        var continuation: CheckedContinuation<Outcome, Never>?
+        var task: URLSessionTask?
+        var body = Data()
+        var isFinished = false
+        var strippedCredentials = false
+        var declinedChallengeResponse: HTTPURLResponse?
+        /// The task's identifier, once the task is registered with the session delegate.
+        var taskIdentifier: Int?
+        var stream = WeakStream()
+        var file: FileWriter?
+        var fileError: (any Error)?
+        var ownedSession: URLSession?
+        var onEnd: (@Sendable () -> Void)?
+    }
+
+    let request: HTTPRequest
+    let delivery: Delivery
+    private let progress: ProgressReporter?
+    private let state = Locked(State())
+
+    init(request: HTTPRequest, totalBytesToSend: Int64?) {
+        self.request = request
+        switch request.responseDelivery {
+        case .buffered: delivery = .buffered
+        case .stream: delivery = .stream
+        case .file(let url, let offset): delivery = .file(url, offset: offset)
+        }
+        let offset: Int64 = if case .file(_, let offset) = delivery { offset } else { 0 }
+        progress = ProgressReporter(request: request, totalBytesToSend: totalBytesToSend, alreadyReceived: offset)
+    }
+
+    /// Whether URLSession hands this transfer's data to the session delegate as it arrives, rather than all at once
+    /// to a completion handler.
+    var isDelegateDriven: Bool { delivery != .buffered || progress != nil }
+
+    /// Keeps the session made for this transfer alone, to invalidate it when the transfer ends; `onEnd` runs then.
+    func own(_ session: URLSession, onEnd: @escaping @Sendable () -> Void) {
+        state.withLock { state in
+            state.ownedSession = session
+            state.onEnd = onEnd
+        }
+    }
+
+    /// Stores the continuation; `false` (and the continuation already resumed) if the load was cancelled first.
+    func install(_ continuation: CheckedContinuation<Outcome, Never>) -> Bool {
+        let cancelled = state.withLock { state -> Bool in
+            if state.isFinished { return true }
+            state.continuation = continuation
+            return false
+        }
+        if cancelled {
+            continuation.resume(returning: .cancelled)
+            endOwnedSession()
+        }
+        return !cancelled
+    }
+
+    /// Starts `task`, then makes it visible to ``cancel()``.
+    ///
+    /// The order matters on Linux: swift-corelibs-foundation can trap ("Trying to access a behaviour for a
+    /// task that in not in the registry") when a task is cancelled before or while it is being resumed, so
+    /// the task is resumed first and only then handed to a concurrent cancellation.
+    func start(_ task: URLSessionTask) {
+        task.resume()
+        let cancelledMeanwhile = state.withLock { state -> Bool in
+            if state.isFinished { return true }
+            state.task = task
+            return false
+        }
+        if cancelledMeanwhile { task.cancel() }
+    }
+
+    /// Cancels the transfer: the load, if it has not returned, completes as cancelled; a stream ends as cancelled.
+    func cancel() {
+        let (task, continuation, stream) = state.withLock {
+            state -> (URLSessionTask?, CheckedContinuation<Outcome, Never>?, HTTPBodyStream?) in
+            state.isFinished = true
+            defer { state.continuation = nil }
+            return (state.task, state.continuation, state.stream.value)
+        }
+        stream?.finish(throwing: HTTPError(.cancelled, request: request))
+        task?.cancel()
+        if let continuation {
+            continuation.resume(returning: .cancelled)
+            if task == nil { endOwnedSession() }
+        }
+    }
+
+    /// The identifier of the task the session delegate knows this transfer by.
+    var taskIdentifier: Int? {
+        get { state.withLock { $0.taskIdentifier } }
+        set { state.withLock { $0.taskIdentifier = newValue } }
+    }
+
+    // MARK: - From the session delegate
+
+    /// The response's head arrived (delegate-driven tasks): a stream is handed to the load now; a download
+    /// opens its file.
+    func receivedHead(_ response: URLResponse) {
+        let http = response as? HTTPURLResponse
+        progress?.expectReceiving(Self.bodyLength(of: http))
+        switch delivery {
+        case .buffered:
+            return
+        case .stream:
+            guard let http else { return }
+            let stream = HTTPBodyStream(request: request)
+            let continuation = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
+                guard !state.isFinished, let continuation = state.continuation else { return nil }
+                state.continuation = nil
+                state.stream.value = stream
+                return continuation
+            }
+            guard let continuation else { return }
+            let task = state.withLock { $0.task }
+            stream.connect(cancel: { [weak self] in self?.cancel() }, pause: Self.pause(task))
+            continuation.resume(returning: .streaming(http, stream))
+        case .file(let url, let offset):
+            guard let http, http.statusCode == 200 || http.statusCode == 206 else { return }
+            do {
+                let start = http.statusCode == 206 ? try Self.rangeStart(of: http, expected: offset) : 0
+                let writer = try FileWriter(url: url, startingAt: start)
+                state.withLock { $0.file = writer }
+            } catch {
+                state.withLock { $0.fileError = error }
+                state.withLock { $0.task }?.cancel()
+            }
+        }
+    }
+
+    /// How a stream pauses its transfer when the consumer falls behind, or `nil` to block the delivering thread.
+    ///
+    /// On Linux, suspending a running data task neither stops its data nor resumes it properly (resuming restarts
+    /// the request; measured with 6.3.1): the stream blocks the delivering thread instead, which stops libcurl
+    /// from reading the socket. It is the session's own thread (the stream has a session of its own), so nothing
+    /// else waits. On Apple platforms, suspending the task pauses it.
+    private static func pause(_ task: URLSessionTask?) -> (@Sendable (Bool) -> Void)? {
+        #if canImport(FoundationNetworking)
+        return nil
+        #else
+        guard let task else { return nil }
+        return { paused in paused ? task.suspend() : task.resume() }
+        #endif
+    }
+
+    func append(_ data: Data) {
+        progress?.received(data.count)
+        switch delivery {
+        case .buffered:
+            state.withLock { $0.body.append(data) }
+        case .stream:
+            let (stream, isFinished) = state.withLock { ($0.stream.value, $0.isFinished) }
+            if let stream {
+                stream.deliver(data)
+            } else if !isFinished {
+                cancel()  // the consumer dropped the stream
+            }
+        case .file:
+            let failed = state.withLock { state -> Bool in
+                guard let file = state.file else {
+                    state.body.append(data)  // a status whose body is not written to the file
+                    return false
+                }
+                do {
+                    try file.write(data)
+                    return false
+                } catch {
+                    state.fileError = error
+                    return true
+                }
+            }
+            if failed { state.withLock { $0.task }?.cancel() }
+        }
+    }
+
+    func sent(totalBytes: Int64, expected: Int64) {
+        progress?.sent(totalBytes: totalBytes, expected: expected)
+    }
+
+    /// Records that credentials were removed from this transfer's redirects; later hops keep them removed.
+    func markCredentialsStripped() {
+        state.withLock { $0.strippedCredentials = true }
+    }
+
+    var hasStrippedCredentials: Bool { state.withLock { $0.strippedCredentials } }
+
+    /// Records the 401 whose authentication challenge was declined, to return it when URLSession reports the
+    /// task cancelled (see ``SessionDelegate``).
+    func recordDeclinedChallenge(response: HTTPURLResponse?) {
+        state.withLock { $0.declinedChallengeResponse = response }
+    }
+
+    /// Completes the load with what URLSession reported: the body collected from the delegate's callbacks,
+    /// or `body` when URLSession hands it over at once (a completion-handler task). A stream ends.
+    ///
+    /// It only hands the outcome over: it is called on URLSession's queue, and the mapping happens in the load.
+    func finish(response: URLResponse?, error: (any Error)?, body handedOver: Data? = nil) {
+        struct Taken {
+            var continuation: CheckedContinuation<Outcome, Never>?
+            var body: Data
+            var declined: HTTPURLResponse?
+            var stream: HTTPBodyStream?
+            var file: FileWriter?
+            var fileError: (any Error)?
+        }
+        let taken = state.withLock { state -> Taken in
+            defer {
+                state.isFinished = true
+                state.continuation = nil
+                state.task = nil
+                state.body = Data()
+                state.file = nil
+            }
+            return Taken(
+                continuation: state.isFinished ? nil : state.continuation, body: handedOver ?? state.body,
+                declined: state.declinedChallengeResponse, stream: state.stream.value, file: state.file,
+                fileError: state.fileError)
+        }
+        var fileError = taken.fileError
+        if let file = taken.file {
+            do { try file.close() } catch { fileError = fileError ?? error }
+        }
+        let failure: (any Error)? = fileError.map { WriteError(path: fileURL?.path ?? "the file", cause: $0) } ?? error
+        if let stream = taken.stream {
+            stream.finish(throwing: failure.map { transportError($0, response: response) })
+        }
+        if error == nil, failure == nil { progress?.complete() }
+        let written = taken.file != nil && failure == nil ? fileURL : nil
+        taken.continuation?.resume(
+            returning: .finished(
+                response: response, body: taken.body, error: failure, declinedChallenge: taken.declined, file: written))
+        endOwnedSession()
+    }
+
+    private var fileURL: URL? {
+        if case .file(let url, _) = delivery { return url }
+        return nil
+    }
+
+    private func endOwnedSession() {
+        let (session, onEnd) = state.withLock { state in
+            defer {
+                state.ownedSession = nil
+                state.onEnd = nil
+            }
+            return (state.ownedSession, state.onEnd)
+        }
+        session?.finishTasksAndInvalidate()
+        onEnd?()
+    }
+
+    /// The load's result for `outcome`.
+    func result(of outcome: Outcome) -> HTTPResult {
+        switch outcome {
+        case .cancelled:
+            return .failure(HTTPError(.cancelled, request: request))
+        case .streaming(let head, let stream):
+            var response = HTTPResponse(request: request, urlResponse: head, body: Data())
+            response.bodyStream = stream
+            return .success(response)
+        case .finished(_, let body, let error, let declinedChallenge?, _) where (error as? URLError)?.code == .cancelled:
+            return .success(HTTPResponse(request: request, urlResponse: declinedChallenge, body: body))
+        case .finished(let response, _, let error?, _, _):
+            return .failure(transportError(error, response: response))
+        case .finished(let response as HTTPURLResponse, let body, nil, _, let file):
+            var result = HTTPResponse(request: request, urlResponse: response, body: body)
+            result.fileURL = file
+            return .success(result)
+        case .finished:
+            return .failure(
+                HTTPError(.invalidResponse, request: request, message: "the server's response was not an HTTP response")
+            )
+        }
+    }
+
+    /// The error for a transfer that failed, keeping the response's head when it had arrived.
+    private func transportError(_ error: any Error, response: URLResponse?) -> HTTPError {
+        if let writeError = error as? WriteError {
+            return HTTPError(
+                .unknown, request: request,
+                message: "could not write the response to \(writeError.path): \(writeError.cause)",
+                response: (response as? HTTPURLResponse).map {
+                    HTTPResponse(request: request, urlResponse: $0, body: Data())
+                },
+                underlyingError: writeError.cause)
+        }
+        var failure = HTTPError(request: request, transportError: error)
+        if failure.response == nil, let head = response as? HTTPURLResponse {
+            failure.response = HTTPResponse(request: request, urlResponse: head, body: Data())
+        }
+        return failure
+    }
+
+    private struct WriteError: Error {
+        var path: String
+        var cause: any Error
+    }
+
+    /// The body's length the head announces: `Content-Length`, or a `206`'s range.
+    private static func bodyLength(of response: HTTPURLResponse?) -> Int64? {
+        guard let response, response.expectedContentLength >= 0 else { return nil }
+        return response.expectedContentLength
+    }
+
+    /// The first byte a `206` carries, which must be the one asked for.
+    private static func rangeStart(of response: HTTPURLResponse, expected: Int64) throws -> Int64 {
+        let range = response.value(forHTTPHeaderField: "Content-Range") ?? ""
+        guard let start = ContentRange(range)?.first, start == expected else {
+            throw ResumeError(
+                "the server answered 206 with Content-Range '\(range)', not one starting at byte \(expected)")
+        }
+        return start
+    }
+
+    struct ResumeError: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+}
+
+/// A `Content-Range: bytes first-last/complete` field value (RFC 9110 §14.4).
+package struct ContentRange: Sendable, Equatable {
+    package var first: Int64
+    package var last: Int64
+    /// The length of the whole representation, when the server says (`*` otherwise).
+    package var completeLength: Int64?
+
+    package init?(_ text: String) {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = trimmed.dropFirst(6).split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+        guard spec.count == 2 else { return nil }
+        let bounds = spec[0].split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first >= 0, last >= first
+        else { return nil }
+        self.first = first
+        self.last = last
+        if spec[1] == "*" {
+            completeLength = nil
+        } else {
+            guard let complete = Int64(spec[1]), complete > last else { return nil }
+            completeLength = complete
+        }
+    }
+}
+
+/// The session's delegate: routes callbacks to each task's ``TransferContext`` and enforces the redirect rules.
+final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    private let transfers = Locked<[Int: TransferContext]>([:])
+
+    func register(_ transfer: TransferContext, for task: URLSessionTask) {
+        transfer.taskIdentifier = task.taskIdentifier
+        transfers.withLock { $0[task.taskIdentifier] = transfer }
+    }
+
+    /// Forgets a transfer whose task completed through its completion handler.
+    func unregister(_ transfer: TransferContext) {
+        guard let identifier = transfer.taskIdentifier else { return }
+        transfers.withLock { _ = $0.removeValue(forKey: identifier) }
+    }
+
+    /// The transfers whose tasks have not completed.
+    func registeredTransfers() -> [TransferContext] {
+        transfers.withLock { Array($0.values) }
+    }
+
+    private func transfer(for task: URLSessionTask) -> TransferContext? {
+        transfers.withLock { $0[task.taskIdentifier] }
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        transfer(for: dataTask)?.receivedHead(response)
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        transfer(for: dataTask)?.append(data)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        transfer(for: task)?.sent(totalBytes: totalBytesSent, expected: totalBytesExpectedToSend)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let transfer = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        guard let transfer, transfer.isDelegateDriven else { return }
+        transfer.finish(response: task.response, error: error)
+    }
+
+    /// HTTP authentication challenges (a 401 with `WWW-Authenticate: Basic` or `Digest`) are declined so that
+    /// the 401 comes back as the response: credentials are the business of the chain's auth loaders, never of
+    /// URLSession's credential storage. Server-trust challenges get the system's default evaluation.
+    ///
+    /// On Linux, swift-corelibs-foundation cannot decline a challenge and still deliver the response: default
+    /// handling without a stored credential never completes the task, and declining cancels it. So the loader
+    /// cancels the challenge and remembers `failureResponse`, the 401 itself, which ``TransferContext`` then
+    /// returns as the response.
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        #if canImport(FoundationNetworking)
+        transfer(for: task)?.recordDeclinedChallenge(response: challenge.failureResponse as? HTTPURLResponse)
+        // Answered from another thread: cancelling waits synchronously for the task's work queue, which is
+        // the queue this callback runs on when the delegate queue is an `ImmediateQueue`.
+        DispatchQueue.global().async { completionHandler(.cancelAuthenticationChallenge, nil) }
+        #else
+        completionHandler(.performDefaultHandling, nil)
+        #endif
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        guard let transfer = transfer(for: task) else { return completionHandler(newRequest) }
+        guard transfer.request.redirectPolicy == .follow else { return completionHandler(nil) }
+        let originalOrigin = transfer.request.origin
+        guard
+            transfer.hasStrippedCredentials || newRequest.url.flatMap(Origin.init) != originalOrigin
+                || response.url.flatMap(Origin.init) != originalOrigin
+        else { return completionHandler(newRequest) }
+        transfer.markCredentialsStripped()
+        var stripped = newRequest
+        for name in ["Authorization", "Proxy-Authorization", "Cookie"] {
+            stripped.setValue(nil, forHTTPHeaderField: name)
+        }
+        completionHandler(stripped)
+    }
+}
+
+#if canImport(FoundationNetworking)
+/// A delegate queue that runs each operation at once, on the thread that adds it.
+///
+/// swift-corelibs-foundation adds every session callback — a completion handler, a redirect question — to the
+/// session's delegate queue from the task's own serial work queue. Run there directly, a completion skips the
+/// wake-up of an `OperationQueue` thread. The callbacks stay serial, as the work queues of one session share
+/// one serial target queue. What runs here must not wait for that queue: ``SessionDelegate`` answers an
+/// authentication challenge from another thread for that reason.
+// Safety: it has no state of its own; `OperationQueue` is thread-safe.
+final class ImmediateQueue: OperationQueue, @unchecked Sendable {
+    override func addOperation(_ operation: Operation) {
+        operation.start()
+    }
+
+    override func addOperation(_ block: @escaping @Sendable () -> Void) {
+        block()
+    }
+
+    override func addOperations(_ operations: [Operation], waitUntilFinished wait: Bool) {
+        for operation in operations { operation.start() }
+    }
+
+    override func addBarrierBlock(_ barrier: @escaping @Sendable () -> Void) {
+        barrier()
+    }
+}
+#endif
