@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// How far a request has come: bytes sent and received, and how many were expected.
 ///
