@@ -206,7 +206,7 @@ struct StreamingIntegrationTests {
             #expect(error.code == .cancelled)
         }
         #expect(received < 32 * 1024 * 1024)
-        let reset = await withDeadline(seconds: 10) { [loader] in await loader.reset() }
+        let reset: Void? = await withDeadline(seconds: 10) { [loader] in await loader.reset() }
         #expect(reset != nil, "the cancelled transfer kept the loader busy")
     }
 
@@ -216,7 +216,7 @@ struct StreamingIntegrationTests {
         ).get()
         #expect(streamed?.head.status == .ok)
         streamed = nil
-        let reset = await withDeadline(seconds: 10) { [loader] in await loader.reset() }
+        let reset: Void? = await withDeadline(seconds: 10) { [loader] in await loader.reset() }
         #expect(reset != nil, "a dropped stream kept its transfer going")
     }
 
