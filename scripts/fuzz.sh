@@ -122,10 +122,9 @@ fuzz_one() {
   if [ "$status" -ne 0 ] || log_has_finding "$log"; then
     printf '%-10s FAILED: %s executions%s, coverage %s; exit status %s\n' "$target" "${runs:-?}" "$rate" \
       "${coverage:-?}" "$status"
-    grep -E "ORACLE FAILED|Fatal error|runtime failure|ERROR: |SUMMARY: |Test unit written to" "$log" | head -n 12 | sed 's/^/    /'
-    # The first frames in the product or the harness say where it happened.
-    grep -E "^ +#[0-9]+ .* in .*(/Sources/|Fuzz/Sources)" "$log" | head -n 6 | sed 's/^/    /'
-    echo "    log: $log; reproduce: scripts/fuzz.sh --reproducer $target <artifact>"
+    echo "    $(describe_finding "$log")"
+    grep -E "Test unit written to" "$log" | sed 's/^.*Test unit written to /    input: /'
+    echo "    log: $log; as Swift: scripts/fuzz.sh --reproducer $target <input>; saved crashers: Fuzz/Crashers/README.md"
     return 1
   fi
   printf '%-10s ok: %s executions in %s s%s, coverage %s, working corpus %s inputs\n' "$target" "${runs:-?}" \
@@ -135,6 +134,19 @@ fuzz_one() {
       || fail "merging $target's corpus failed (see $BUILD/logs/$target-merge.log)"
     echo "           merged into Fuzz/Corpus/$target ($(find "$FUZZ/Corpus/$target" -type f | wc -l) inputs)"
   fi
+}
+
+# One line saying what a log reports and where: the oracle's message, or the trap and the first frame in the product.
+describe_finding() {
+  local log=$1 reason where
+  reason=$(grep -m 1 -oE "ORACLE FAILED \([^)]*\): .*|Fatal error: .*|Swift runtime failure: [^/]*[^ /]|ERROR: libFuzzer: timeout|ERROR: LeakSanitizer: .*|ERROR: AddressSanitizer: [a-z-]+|ERROR: libFuzzer: out-of-memory" "$log" || true)
+  where=$(grep -E "^ +#[0-9]+ " "$log" | grep -v "Fuzz/Sources" | grep -m 1 -oE "/Sources/[A-Za-z]+/[^ :]+\.swift:[0-9]+" | sed 's|^/||' || true)
+  if [ -z "$where" ]; then
+    # Inlined into the harness: name the product's function instead (modules HTTP, HTTPAuth, HTTPConnection).
+    where=$(grep -m 1 -oE ' in \$s(4HTTP|8HTTPAuth|14HTTPConnection)[A-Za-z0-9_]+' "$log" | sed 's/^ in //' \
+      | swift demangle --simplified 2>/dev/null || true)
+  fi
+  echo "${reason:-see the log}${where:+ (at $where)}"
 }
 
 # Replays each saved crasher of a target on its own; prints which still fail.
@@ -147,8 +159,7 @@ regressions_one() {
     if "$binary" -timeout=10 "$file" >"$BUILD/logs/regression.log" 2>&1 && ! log_has_finding "$BUILD/logs/regression.log"; then
       printf '  fixed       %s/%s\n' "$target" "$(basename "$file")"
     else
-      printf '  still fails %s/%s: %s\n' "$target" "$(basename "$file")" \
-        "$(grep -m 1 -E "ORACLE FAILED|Fatal error|runtime failure|ERROR: libFuzzer: timeout|ERROR: " "$BUILD/logs/regression.log" | sed 's/^ *//; s/ *(\/.*$//')"
+      printf '  still fails %s/%s: %s\n' "$target" "$(basename "$file")" "$(describe_finding "$BUILD/logs/regression.log")"
       failed=1
     fi
   done

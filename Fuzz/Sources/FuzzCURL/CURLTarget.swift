@@ -168,6 +168,10 @@ enum CURLTarget: FuzzTarget {
 
     /// The command is exactly the intended words, quoted so that bash reads them back unchanged.
     static func checkQuoting(_ command: String, _ request: HTTPRequest, _ redaction: Redaction) {
+        // Known (Fuzz/Crashers/curl/quote-before-combining-mark): a `'` that forms one Character with the scalar
+        // after it (a combining mark) is not escaped, and the rest escapes the quotes; skipped with
+        // FUZZ_SKIP_KNOWN=1.
+        if KnownIssues.areSkipped, hasQuoteInCluster(command) { return }
         let parsed: ShellWords
         do {
             parsed = try ShellWords(command)
@@ -212,6 +216,11 @@ enum CURLTarget: FuzzTarget {
         }
         FuzzCheck.expect(
             (parsed.comment != nil) == fails, "cURLCommand's comment line does not match the body's encoding")
+    }
+
+    /// Whether a `'` in `text` shares its Character with the scalar after it.
+    static func hasQuoteInCluster(_ text: String) -> Bool {
+        text.contains { $0.unicodeScalars.count > 1 && $0.unicodeScalars.contains("'") }
     }
 
     /// The lines `PrintLoader` writes for one load answered by a `MockLoader`.
