@@ -23,9 +23,9 @@
 #                   inputs that add coverage are kept)
 #   -- ARGS         more libFuzzer options, e.g. -- -seed=1 -use_value_profile=1
 #
-# Each run fuzzes a working corpus in Fuzz/.build/corpus/TARGET (kept between runs) seeded by Fuzz/Corpus/TARGET,
-# which it never writes to. Findings (crash-*, leak-*, timeout-*, oom-*) go to Fuzz/.build/artifacts/TARGET/, logs to
-# Fuzz/.build/logs/. Exits non-zero on any crash, oracle failure, leak, timeout, out-of-memory or sanitizer report,
+# Each run fuzzes a working corpus in Fuzz/.build/corpus/TARGET (kept between runs; corpus-skip-known/ with
+# --skip-known) seeded by Fuzz/Corpus/TARGET, which it never writes to. Findings (crash-*, leak-*, timeout-*,
+# oom-*) go to Fuzz/.build/artifacts/TARGET/, logs to Fuzz/.build/logs/. Exits non-zero on any crash, oracle failure, leak, timeout, out-of-memory or sanitizer report,
 # and prints the executions per target.
 set -euo pipefail
 
@@ -105,14 +105,15 @@ log_has_finding() {
 
 # Fuzzes one target for $seconds; prints one summary line; returns non-zero on any finding.
 fuzz_one() {
-  local target=$1 binary corpus=$BUILD/corpus/$1 artifacts=$BUILD/artifacts/$1 log=$BUILD/logs/$1.log
+  local target=$1 binary corpus=$BUILD/corpus$CORPUS_SUFFIX/$1 artifacts=$BUILD/artifacts/$1 log=$BUILD/logs/$1.log
   binary=$(bin_path "$target")
   mkdir -p "$corpus" "$artifacts" "$BUILD/logs"
   local dict=() status=0
   [ -f "$FUZZ/Dictionaries/$target.dict" ] && dict=(-dict="$FUZZ/Dictionaries/$target.dict")
   "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 \
     -artifact_prefix="$artifacts/" "${dict[@]}" "${extra[@]}" "$corpus" "$FUZZ/Corpus/$target" >"$log" 2>&1 || status=$?
-  local runs coverage corpus_size
+  local runs coverage corpus_size seed
+  seed=$(grep -m 1 -oE "INFO: Seed: [0-9]+" "$log" | grep -oE "[0-9]+$" || true)
   runs=$(grep -oE "stat::number_executed_units: *[0-9]+" "$log" | grep -oE "[0-9]+$" || true)
   [ -n "$runs" ] || runs=$(grep -oE "^#[0-9]+" "$log" | tail -n 1 | tr -d '#' || true)
   coverage=$(grep -oE "cov: [0-9]+" "$log" | tail -n 1 | grep -oE "[0-9]+" || true)
@@ -120,15 +121,15 @@ fuzz_one() {
   local rate=""
   [ -n "$runs" ] && [ "$seconds" -gt 0 ] && rate=" ($((runs / seconds))/s)"
   if [ "$status" -ne 0 ] || log_has_finding "$log"; then
-    printf '%-10s FAILED: %s executions%s, coverage %s; exit status %s\n' "$target" "${runs:-?}" "$rate" \
-      "${coverage:-?}" "$status"
+    printf '%-10s FAILED: %s executions%s, coverage %s, seed %s; exit status %s\n' "$target" "${runs:-?}" "$rate" \
+      "${coverage:-?}" "${seed:-?}" "$status"
     echo "    $(describe_finding "$log")"
     grep -E "Test unit written to" "$log" | sed 's/^.*Test unit written to /    input: /'
     echo "    log: $log; as Swift: scripts/fuzz.sh --reproducer $target <input>; saved crashers: Fuzz/Crashers/README.md"
     return 1
   fi
-  printf '%-10s ok: %s executions in %s s%s, coverage %s, working corpus %s inputs\n' "$target" "${runs:-?}" \
-    "$seconds" "$rate" "${coverage:-?}" "$corpus_size"
+  printf '%-10s ok: %s executions in %s s%s, coverage %s, working corpus %s inputs, seed %s\n' "$target" \
+    "${runs:-?}" "$seconds" "$rate" "${coverage:-?}" "$corpus_size" "${seed:-?}"
   if [ "$merge" = 1 ]; then
     "$binary" -merge=1 -timeout=10 "$FUZZ/Corpus/$target" "$corpus" >"$BUILD/logs/$target-merge.log" 2>&1 \
       || fail "merging $target's corpus failed (see $BUILD/logs/$target-merge.log)"
@@ -167,6 +168,13 @@ regressions_one() {
 }
 
 [ ${#targets[@]} -gt 0 ] || targets=("${ALL_TARGETS[@]}")
+# A run that steps around known traps keeps a working corpus of its own: its inputs may reach those traps, and a
+# normal run (test.sh's) must not start from them, nor may they be merged into the committed corpus.
+CORPUS_SUFFIX=""
+if [ "${FUZZ_SKIP_KNOWN:-0}" = 1 ]; then
+  CORPUS_SUFFIX=-skip-known
+  [ "$merge" = 0 ] || fail "--merge cannot be used with --skip-known: those inputs may reach the known traps"
+fi
 mkdir -p "$BUILD/logs"
 
 case $mode in
@@ -185,6 +193,7 @@ case $mode in
     "$binary" --reproducer "$2.min"
     ;;
   seeds)
+    build
     for target in "${targets[@]}"; do
       rm -rf "${FUZZ:?}/Corpus/$target"
       "$(bin_path "$target")" --write-seeds "$FUZZ/Corpus/$target"

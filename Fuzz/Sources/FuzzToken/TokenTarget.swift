@@ -132,7 +132,11 @@ enum TokenTarget: FuzzTarget {
         }
         _ = credentials.authorizationHeaderValue
 
-        for text in [credentials.description, credentials.debugDescription, "\(credentials)"] {
+        // Known trap (Fuzz/Crashers/token/description-nan-received-at): Date.description traps on NaN.
+        let descriptions =
+            KnownIssues.areSkipped && credentials.expirationDate?.timeIntervalSince1970.isNaN == true
+            ? [] : [credentials.description, credentials.debugDescription, "\(credentials)"]
+        for text in descriptions {
             for (name, secret) in [("access", credentials.accessToken), ("refresh", credentials.refreshToken ?? "")] {
                 // A token that also occurs in a description of credentials holding other tokens is not a leak.
                 let control = OAuthCredentials(
