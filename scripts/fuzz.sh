@@ -121,7 +121,7 @@ fuzz_one() {
   local rate=""
   [ -n "$runs" ] && [ "$seconds" -gt 0 ] && rate=" ($((runs / seconds))/s)"
   if [ "$status" -ne 0 ] || log_has_finding "$log"; then
-    printf '%-10s FAILED: %s executions%s, coverage %s, seed %s; exit status %s\n' "$target" "${runs:-?}" "$rate" \
+    printf '%-10s FAILED after %s executions, coverage %s, seed %s; exit status %s\n' "$target" "${runs:-?}" \
       "${coverage:-?}" "${seed:-?}" "$status"
     echo "    $(describe_finding "$log")"
     grep -E "Test unit written to" "$log" | sed 's/^.*Test unit written to /    input: /'
@@ -141,6 +141,8 @@ fuzz_one() {
 describe_finding() {
   local log=$1 reason where
   reason=$(grep -m 1 -oE "ORACLE FAILED \([^)]*\): .*|Fatal error: .*|Swift runtime failure: [^/]*[^ /]|ERROR: libFuzzer: timeout|ERROR: LeakSanitizer: .*|ERROR: AddressSanitizer: [a-z-]+|ERROR: libFuzzer: out-of-memory" "$log" || true)
+  # An oracle's message says it all; a trap is located by the first frame in the product.
+  case $reason in "ORACLE FAILED"*) echo "$reason"; return ;; esac
   where=$(grep -E "^ +#[0-9]+ " "$log" | grep -v "Fuzz/Sources" | grep -m 1 -oE "/Sources/[A-Za-z]+/[^ :]+\.swift:[0-9]+" | sed 's|^/||' || true)
   if [ -z "$where" ]; then
     # Inlined into the harness: name the product's function instead (modules HTTP, HTTPAuth, HTTPConnection).

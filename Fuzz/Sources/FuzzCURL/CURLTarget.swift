@@ -141,15 +141,18 @@ enum CURLTarget: FuzzTarget {
         // for the secrets, shown unredacted, nor in the response's own header fields.
         let control = self.request(testCase, planted: false)
         let isMarkerElsewhere =
-            control.cURLCommand(redaction: .none).contains(marker)
-            || testCase.printLoader?.fields.contains { $0.name.contains(marker) || $0.value.contains(marker) } == true
+            control.cURLCommand(redaction: .none).containsBytes(of: marker)
+            || testCase.printLoader?.fields.contains {
+                $0.name.containsBytes(of: marker) || $0.value.containsBytes(of: marker)
+            } == true
         let checksSecrets = testCase.secrets != nil && !isMarkerElsewhere
         // Known (Fuzz/Crashers/curl/form-secret-shown-when-content-type-set): a form body is redacted only when the
         // Content-Type sent says it is one; skipped with FUZZ_SKIP_KNOWN=1.
         let isKnownFormLeak =
             KnownIssues.areSkipped && testCase.secrets?.formField != nil && request.headers.contains("Content-Type")
         if checksSecrets, !isKnownFormLeak {
-            FuzzCheck.expect(!command.contains(marker), "cURLCommand shows a secret:\n\(command)")
+            FuzzCheck.expect(
+                !command.containsBytes(of: marker), "cURLCommand shows a secret: \(SwiftLiteral.string(command))")
         }
 
         guard let response = testCase.printLoader else { return }
@@ -161,7 +164,8 @@ enum CURLTarget: FuzzTarget {
         FuzzCheck.expect(lines.count == 2, "PrintLoader wrote \(lines.count) lines, not 2")
         if checksSecrets {
             for line in lines {
-                FuzzCheck.expect(!line.contains(marker), "PrintLoader shows a secret: \(SwiftLiteral.string(line))")
+                FuzzCheck.expect(
+                    !line.containsBytes(of: marker), "PrintLoader shows a secret: \(SwiftLiteral.string(line))")
             }
         }
     }
@@ -176,7 +180,7 @@ enum CURLTarget: FuzzTarget {
         do {
             parsed = try ShellWords(command)
         } catch {
-            FuzzCheck.fail("cURLCommand is unsafe for a shell (\(error)):\n\(command)")
+            FuzzCheck.fail("cURLCommand is unsafe for a shell (\(error)): \(SwiftLiteral.string(command))")
         }
         let body = request.body
         var encoded: Data?
@@ -212,7 +216,7 @@ enum CURLTarget: FuzzTarget {
         if parsed.words != expected {
             let shown = parsed.words.map { SwiftLiteral.string(String(decoding: $0, as: UTF8.self)) }
             let wanted = expected.map { SwiftLiteral.string(String(decoding: $0, as: UTF8.self)) }
-            FuzzCheck.fail("cURLCommand reads back as \(shown), not \(wanted):\n\(command)")
+            FuzzCheck.fail("cURLCommand reads back as \(shown), not \(wanted): \(SwiftLiteral.string(command))")
         }
         FuzzCheck.expect(
             (parsed.comment != nil) == fails, "cURLCommand's comment line does not match the body's encoding")

@@ -74,3 +74,17 @@ public enum SwiftLiteral {
         pairs.isEmpty ? "[:]" : "[" + pairs.map { "\(string($0.0)): \(string($0.1))" }.joined(separator: ", ") + "]"
     }
 }
+
+extension String {
+    /// Whether `needle`'s UTF-8 bytes occur in this string's. Unlike `contains(_:)`, which compares Characters, it
+    /// also finds text that a combining mark around it merges into another Character ("T" in "T\u{301}").
+    public func containsBytes(of needle: String) -> Bool {
+        let haystack = Array(utf8)
+        let needle = Array(needle.utf8)
+        guard !needle.isEmpty else { return true }
+        guard haystack.count >= needle.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { start in
+            haystack[start..<(start + needle.count)].elementsEqual(needle)
+        }
+    }
+}
