@@ -2,8 +2,9 @@
 import PackageDescription
 
 // libFuzzer targets for the HTTP package. A package of its own, so that the product stays free of dependencies and
-// of fuzzing flags. Build and run them with scripts/fuzz.sh, which passes `-sanitize=fuzzer,address` to every
-// Swift module, the product's included: a plain `swift build` here builds programs that do nothing useful.
+// of fuzzing flags. Build and run them with scripts/fuzz.sh, which builds each target with
+// `-Xswiftc -sanitize=fuzzer,address` (every Swift module, the product's included, is instrumented); without that
+// flag they do not link, since libFuzzer's `LLVMFuzzerRunDriver` comes with it.
 let upcomingFeatures: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
