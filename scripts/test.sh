@@ -6,13 +6,15 @@
 #      OpenID Connect provider on 127.0.0.1 and stops them afterwards);
 #   3. the DocC catalogs, built with warnings as errors so that every symbol link resolves;
 #   4. the same suite again, built with ThreadSanitizer, with TSAN_OPTIONS=halt_on_error=1 so that any
-#      race report aborts the run.
+#      race report aborts the run;
+#   5. each libFuzzer target of Fuzz/ for a short, fixed time (scripts/fuzz.sh, built with AddressSanitizer).
 #
 # Exits non-zero on any failed test, any formatting or compiler warning, any ThreadSanitizer report, a server that
-# does not start, or a run in which no test executed. HTTP_REQUIRE_SERVERS=1 makes a missing server a
-# test failure rather than a skip.
+# does not start, a run in which no test executed, or any fuzzing finding (a crash, a failed oracle, a leak, a
+# timeout or a sanitizer report). HTTP_REQUIRE_SERVERS=1 makes a missing server a test failure rather than a skip.
 #
-# Options (environment): SKIP_TSAN=1 skips step 4 for a quick local run; CI never sets it.
+# Options (environment): SKIP_TSAN=1 skips step 4 and SKIP_FUZZ=1 step 5, for a quick local run; CI sets neither.
+# FUZZ_SECONDS (default 20) is how long each fuzz target runs, two at a time.
 set -euo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -104,6 +106,15 @@ if [ "${SKIP_TSAN:-0}" != "1" ]; then
   step "ThreadSanitizer build, warnings as errors"
   swift build --build-tests --sanitize=thread --scratch-path .build-tsan -Xswiftc -warnings-as-errors
   TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" run_suite thread-sanitizer --sanitize=thread --scratch-path .build-tsan
+fi
+
+if [ "${SKIP_FUZZ:-0}" != "1" ]; then
+  # Last, so that a fuzzing finding never hides the result of a step above. Two targets at a time on two cores.
+  step "fuzzing: each libFuzzer target for ${FUZZ_SECONDS:-20} s (scripts/fuzz.sh; Fuzz/README.md)"
+  fuzz_start=$SECONDS
+  scripts/fuzz.sh --seconds "${FUZZ_SECONDS:-20}" --jobs 2 \
+    || fail "fuzzing found a problem (above; reproduce it with scripts/fuzz.sh --reproducer TARGET FILE)"
+  echo "fuzzing step, build included: $((SECONDS - fuzz_start)) s"
 fi
 
 step "all green"

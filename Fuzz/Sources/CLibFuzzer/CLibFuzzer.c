@@ -1,0 +1,2 @@
+// Only the header matters: LLVMFuzzerRunDriver is defined by libFuzzer, linked in by -sanitize=fuzzer.
+#include "CLibFuzzer.h"

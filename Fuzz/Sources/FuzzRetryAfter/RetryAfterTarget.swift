@@ -1,0 +1,196 @@
+import Foundation
+import FuzzSupport
+import HTTP
+
+/// `Retry-After` and friends, and the `Backoff` strategy that reads them: anything a server sends in those fields,
+/// any time, any configuration an app can write.
+///
+/// Oracles, beyond "no trap": a wait is never negative; delta-seconds read as their number (leading zeros
+/// included); an HTTP-date made from valid parts reads as that instant; `delay(in:now:)` agrees with `parse` for
+/// `Retry-After`; a `Backoff` configured with non-negative durations waits between zero and its maximum delay,
+/// never retries past its attempts or a cancelled, reset or invalid request, and never waits less than or longer
+/// than the server's `Retry-After` allows.
+enum RetryAfterTarget: FuzzTarget {
+    enum Case {
+        case parse(String, now: Date)
+        case httpDate(String)
+        case madeDate(DateParts)
+        case delay([(name: String, value: String)], now: Date)
+        case backoff(BackoffCase)
+    }
+
+    static func read(_ input: inout FuzzInput) -> Case {
+        switch input.choice(5) {
+        case 0: .parse(input.string(), now: input.date())
+        case 1: .httpDate(input.string())
+        case 2: .madeDate(DateParts.read(&input))
+        case 3: .delay(readRateLimitFields(&input), now: input.date())
+        default: .backoff(BackoffCase.read(&input))
+        }
+    }
+
+    static func run(_ input: inout FuzzInput) {
+        switch read(&input) {
+        case .parse(let value, let now): checkParse(value, now: now)
+        case .httpDate(let value):
+            if RetryAfter.httpDate(value) != nil {
+                FuzzCheck.expect(
+                    RetryAfter.parse(value, now: FuzzInput.referenceNow) != nil,
+                    "httpDate(\(SwiftLiteral.string(value))) reads a date but parse does not")
+            }
+        case .madeDate(let parts): parts.check()
+        case .delay(let fields, let now): checkDelay(fields, now: now)
+        case .backoff(let backoff): backoff.check()
+        }
+    }
+
+    static func reproducer(_ input: inout FuzzInput) -> String {
+        switch read(&input) {
+        case .parse(let value, let now):
+            return "_ = RetryAfter.parse(\(SwiftLiteral.string(value)), now: \(SwiftLiteral.date(now)))"
+        case .httpDate(let value):
+            return "_ = RetryAfter.httpDate(\(SwiftLiteral.string(value)))"
+        case .madeDate(let parts):
+            return "_ = RetryAfter.httpDate(\(SwiftLiteral.string(parts.text)))  // \(parts)"
+        case .delay(let fields, let now):
+            return """
+                let response = HTTPResponse(request: HTTPRequest(), status: .tooManyRequests, headers: \(SwiftLiteral.fields(fields)))
+                _ = RetryAfter.delay(in: response, now: \(SwiftLiteral.date(now)))
+                """
+        case .backoff(let backoff):
+            return backoff.swift
+        }
+    }
+
+    /// `parse` never answers a negative wait, reads delta-seconds as their number, and an HTTP-date as the time
+    /// from `now` until then.
+    static func checkParse(_ value: String, now: Date) {
+        let delay = RetryAfter.parse(value, now: now)
+        if let delay { FuzzCheck.expect(delay >= .zero, "parse(\(SwiftLiteral.string(value))) is negative: \(delay)") }
+        let trimmed = value.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
+        // Known (Fuzz/Crashers/retryafter/delta-seconds-truncated): only the first 18 digits are read, so
+        // "0000000000000000001200" is 0 s; skipped with FUZZ_SKIP_KNOWN=1.
+        let isKnown = KnownIssues.areSkipped && trimmed.utf8.count > 18
+        if !trimmed.isEmpty, !isKnown, trimmed.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
+            if let number = Int(trimmed) {
+                FuzzCheck.expect(
+                    delay == .seconds(number),
+                    "parse(\(SwiftLiteral.string(value))) is \(String(describing: delay)), not \(number) seconds")
+            } else {
+                // Larger than any Int: RFC 9110 §10.2.3 lets a client read it as a very long wait, never a short one.
+                FuzzCheck.expect(
+                    delay.map { $0 >= .seconds(2_147_483_648) } == true,
+                    "parse(\(SwiftLiteral.string(value))) is \(String(describing: delay)), a short wait for a huge number"
+                )
+            }
+        }
+    }
+
+    /// `delay(in:now:)` takes `Retry-After` first, never answers a negative wait.
+    static func checkDelay(_ fields: [(name: String, value: String)], now: Date) {
+        let response = HTTPResponse(request: HTTPRequest(), status: .tooManyRequests, headers: makeHeaders(fields))
+        let delay = RetryAfter.delay(in: response, now: now)
+        if let delay { FuzzCheck.expect(delay >= .zero, "delay(in:) is negative: \(delay)") }
+        if let retryAfter = response.headers["Retry-After"], let parsed = RetryAfter.parse(retryAfter, now: now) {
+            FuzzCheck.expect(delay == parsed, "delay(in:) is \(String(describing: delay)), Retry-After says \(parsed)")
+        }
+    }
+
+    static let rateLimitNames = ["Retry-After", "RateLimit-Reset", "X-RateLimit-Reset", "retry-after", "X-Other"]
+
+    static func readRateLimitFields(_ input: inout FuzzInput) -> [(name: String, value: String)] {
+        (0..<input.count(upTo: 3)).map { _ in (input.pick(rateLimitNames), input.string()) }
+    }
+
+    static func writeRateLimitFields(_ fields: [(name: String, value: String)], _ writer: inout SeedWriter) {
+        writer.count(fields.count, upTo: 3)
+        for field in fields {
+            writer.choice(rateLimitNames.firstIndex(of: field.name)!, of: rateLimitNames.count)
+            writer.string(field.value)
+        }
+    }
+}
+
+/// An HTTP-date written from numbers, in one of its three forms, and the instant it must read as.
+struct DateParts: CustomStringConvertible {
+    enum Form: Int { case imf, rfc850, asctime }
+
+    var form: Form
+    var year: Int
+    var month: Int
+    var day: Int
+    var hour: Int
+    var minute: Int
+    var second: Int
+
+    static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    static func read(_ input: inout FuzzInput) -> DateParts {
+        DateParts(
+            form: Form(rawValue: input.choice(3))!, year: input.bool() ? 1900 + input.choice(8100) : input.int(),
+            month: 1 + input.choice(12), day: 1 + input.choice(31), hour: input.choice(24), minute: input.choice(60),
+            second: input.choice(60))
+    }
+
+    func write(_ writer: inout SeedWriter) {
+        writer.choice(form.rawValue, of: 3)
+        writer.bool(true)
+        writer.choice(year - 1900, of: 8100)
+        writer.choice(month - 1, of: 12)
+        writer.choice(day - 1, of: 31)
+        writer.choice(hour, of: 24)
+        writer.choice(minute, of: 60)
+        writer.choice(second, of: 60)
+    }
+
+    var text: String {
+        let time = [hour, minute, second].map { $0 < 10 ? "0\($0)" : "\($0)" }.joined(separator: ":")
+        let paddedDay = day < 10 ? "0\(day)" : "\(day)"
+        let monthName = Self.months[month - 1]
+        switch form {
+        case .imf: return "Sun, \(paddedDay) \(monthName) \(year) \(time) GMT"
+        case .rfc850:
+            let shortYear = ((year % 100) + 100) % 100
+            return "Sunday, \(paddedDay)-\(monthName)-\(shortYear < 10 ? "0" : "")\(shortYear) \(time) GMT"
+        case .asctime: return "Sun \(monthName) \(day < 10 ? " " : "")\(day) \(time) \(year)"
+        }
+    }
+
+    /// The year the text names: RFC 850's two digits are read as 1970–2069, as the product documents.
+    var writtenYear: Int {
+        guard form == .rfc850 else { return year }
+        let shortYear = ((year % 100) + 100) % 100
+        return shortYear < 70 ? 2000 + shortYear : 1900 + shortYear
+    }
+
+    /// Seconds since 1970 of this date and time (proleptic Gregorian, GMT), or `nil` for a day the month lacks.
+    var expectedTimeInterval: Double? {
+        let year = writtenYear
+        let isLeap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let monthLengths = [31, isLeap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard day <= monthLengths[month - 1] else { return nil }
+        // Days from civil (Howard Hinnant's algorithm).
+        let shifted = month <= 2 ? year - 1 : year
+        let era = (shifted >= 0 ? shifted : shifted - 399) / 400
+        let yearOfEra = shifted - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return Double(days * 86_400 + hour * 3_600 + minute * 60 + second)
+    }
+
+    func check() {
+        let parsed = RetryAfter.httpDate(text)
+        guard (1900...9999).contains(writtenYear), let expected = expectedTimeInterval else { return }
+        FuzzCheck.expect(
+            parsed?.timeIntervalSince1970 == expected,
+            "httpDate(\(SwiftLiteral.string(text))) is \(String(describing: parsed)), not \(Date(timeIntervalSince1970: expected))"
+        )
+        let now = FuzzInput.referenceNow
+        FuzzCheck.expect(
+            RetryAfter.parse(text, now: now) == .seconds(max(0, expected - now.timeIntervalSince1970)),
+            "parse(\(SwiftLiteral.string(text))) is not the time from now until then")
+    }
+
+    var description: String { "\(year)-\(month)-\(day) \(hour):\(minute):\(second), \(form)" }
+}

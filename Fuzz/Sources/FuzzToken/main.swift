@@ -1,0 +1,9 @@
+import FuzzSupport
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    FuzzDriver.run(TokenTarget.self, data, size)
+    return 0
+}
+
+FuzzDriver.main(TokenTarget.self, callback: testOneInput)
