@@ -137,3 +137,23 @@ import Testing
         #expect(reason { _ = try IDTokenClaims(jwt: jwt(["iss": "x"])) }?.contains("required claim") == true)
     }
 }
+
+/// Token responses and dates the fuzzers broke.
+@Suite struct OAuthCredentialsFuzzFindingsTests {
+    @Test func aHugeExpiresInIsRefusedAndAnInvalidDateIsToo() {
+        let huge = Data(#"{"access_token":"a","token_type":"Bearer","expires_in":1e300}"#.utf8)
+        #expect(throws: OAuthError.self) { try OAuthCredentials(tokenResponse: huge, receivedAt: Date()) }
+        let fine = Data(#"{"access_token":"a","token_type":"Bearer","expires_in":5}"#.utf8)
+        #expect(throws: OAuthError.self) {
+            try OAuthCredentials(tokenResponse: fine, receivedAt: Date(timeIntervalSince1970: .nan))
+        }
+    }
+
+    @Test func credentialsWithNonsenseDatesDescribeThemselvesWithoutTrapping() {
+        let credentials = OAuthCredentials(
+            accessToken: "a", expirationDate: Date(timeIntervalSince1970: .nan),
+            issuedAt: Date(timeIntervalSince1970: .infinity))
+        #expect(credentials.description.contains("invalid expiry"))
+        #expect(credentials.lifetime == .zero)
+    }
+}

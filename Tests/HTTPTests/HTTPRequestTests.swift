@@ -298,4 +298,27 @@ private enum Tag: HTTPRequestOption {
         let request = HTTPRequest(method: .post, host: "a.b", body: DataBody(Data("x".utf8), contentType: "a\r\nX: 1"))
         #expect(message(request)?.contains("the body's header field 'Content-Type'") == true)
     }
+
+    // MARK: - Found by the fuzzers
+
+    @Test(arguments: ["GET / HTTP/1.1\r\nX-Injected: yes\r\n\r\nGET", "GET X", "", "PO ST", "G\u{E9}T"])
+    func aMethodThatIsNotATokenIsRefused(method: String) {
+        let request = HTTPRequest(method: HTTPMethod(rawValue: method), host: "a.b")
+        #expect(message(request)?.contains("method") == true)
+        #expect((try? request.urlRequest()) == nil)
+    }
+
+    @Test func anEnvironmentsQueryIsAppendedWithoutReencodingTheRequests() {
+        let environment = ServerEnvironment(host: "a.b", query: [URLQueryItem(name: "k", value: "v")])
+        let applied = environment.apply(to: HTTPRequest(url: URL(string: "/x?q=a+b&r=%E9")!))
+        #expect(applied.percentEncodedQuery == "q=a+b&r=%E9&k=v")
+    }
+
+    @Test func aHostURLComponentsCannotReadIsKept() async throws {
+        let request = HTTPRequest(url: try #require(URL(string: "https://xn--zz.example.com/transfer?amount=1")))
+        #expect(request.host == "xn--zz.example.com")
+        let mock = MockLoader().then(status: .ok)
+        _ = await (ApplyEnvironment(environment: ServerEnvironment(host: "api.example.com")) --> mock).load(request)
+        #expect(mock.receivedRequests.first?.host == "xn--zz.example.com")
+    }
 }

@@ -279,3 +279,24 @@ import Testing
         #expect(!invalid.description.contains("pw@"))
     }
 }
+
+/// cURL renderings the fuzzers broke.
+@Suite struct CURLFuzzFindingsTests {
+    @Test func aQuoteBeforeACombiningMarkCannotEndTheQuoting() {
+        var request = HTTPRequest(method: .post, host: "a.b")
+        request.body = JSONBody(["text": "'\u{301}; echo INJECTED >&2; : '\u{301}"])
+        let command = request.cURLCommand()
+        // Every quote inside the body is closed, escaped and reopened: the text stays one argument.
+        #expect(command.contains("'\\''\u{301}; echo INJECTED"))
+        #expect(!command.contains("\"'\u{301}; echo"))
+    }
+
+    @Test func aFormBodysSecretsAreHiddenWhateverContentTypeTheRequestClaims() {
+        var request = HTTPRequest(method: .post, host: "a.b")
+        request.headers["Content-Type"] = "text/plain"
+        request.body = FormBody(["refresh_token": "s3cr3t-value", "user": "ann"])
+        let command = request.cURLCommand()
+        #expect(!command.contains("s3cr3t-value"))
+        #expect(command.contains("user=ann"))
+    }
+}

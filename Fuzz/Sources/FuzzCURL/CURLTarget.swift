@@ -146,11 +146,7 @@ enum CURLTarget: FuzzTarget {
                 $0.name.containsBytes(of: marker) || $0.value.containsBytes(of: marker)
             } == true
         let checksSecrets = testCase.secrets != nil && !isMarkerElsewhere
-        // Known (Fuzz/Crashers/curl/form-secret-shown-when-content-type-set): a form body is redacted only when the
-        // Content-Type sent says it is one; skipped with FUZZ_SKIP_KNOWN=1.
-        let isKnownFormLeak =
-            KnownIssues.areSkipped && testCase.secrets?.formField != nil && request.headers.contains("Content-Type")
-        if checksSecrets, !isKnownFormLeak {
+        if checksSecrets {
             FuzzCheck.expect(
                 !command.containsBytes(of: marker), "cURLCommand shows a secret: \(SwiftLiteral.string(command))")
         }
@@ -172,10 +168,6 @@ enum CURLTarget: FuzzTarget {
 
     /// The command is exactly the intended words, quoted so that bash reads them back unchanged.
     static func checkQuoting(_ command: String, _ request: HTTPRequest, _ redaction: Redaction) {
-        // Known (Fuzz/Crashers/curl/quote-before-combining-mark): a `'` that forms one Character with the scalar
-        // after it (a combining mark) is not escaped, and the rest escapes the quotes; skipped with
-        // FUZZ_SKIP_KNOWN=1.
-        if KnownIssues.areSkipped, hasQuoteInCluster(command) { return }
         let parsed: ShellWords
         do {
             parsed = try ShellWords(command)
@@ -188,7 +180,11 @@ enum CURLTarget: FuzzTarget {
         if !body.isEmpty {
             do { encoded = try body.encode() } catch { fails = true }
         }
-        let url = Array(request.description.utf8.dropFirst(request.method.rawValue.utf8.count + 1))
+        // The description redacts the URL with the standard policy; under another one the URL word is taken as
+        // it reads back (the quoting is still checked, the redaction of the URL is not).
+        let urlIndex = request.method == .get && encoded == nil ? 1 : request.method == .head ? 2 : 3
+        var url = Array(request.description.utf8.dropFirst(request.method.rawValue.utf8.count + 1))
+        if redaction != .standard, urlIndex < parsed.words.count { url = parsed.words[urlIndex] }
         var expected: [[UInt8]] = [Array("curl".utf8)]
         if request.method == .get && encoded == nil {
             expected.append(url)
@@ -205,13 +201,9 @@ enum CURLTarget: FuzzTarget {
         }
         if let encoded {
             expected.append(Array("--data-binary".utf8))
-            if headers["Content-Type"]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true,
-                !redaction.bodyFieldNames.isEmpty, let form = String(data: encoded, encoding: .utf8)
-            {
-                expected.append(Array(redaction.display(formBody: form).utf8))
-            } else {
-                expected.append(Array(encoded))
-            }
+            // Redacted as what the body is (its own Content-Type), whatever the request's header claims.
+            let kind = body.additionalHeaders["Content-Type"] ?? headers["Content-Type"]
+            expected.append(Array(redaction.display(body: encoded, contentType: kind)))
         }
         if parsed.words != expected {
             let shown = parsed.words.map { SwiftLiteral.string(String(decoding: $0, as: UTF8.self)) }
@@ -220,11 +212,6 @@ enum CURLTarget: FuzzTarget {
         }
         FuzzCheck.expect(
             (parsed.comment != nil) == fails, "cURLCommand's comment line does not match the body's encoding")
-    }
-
-    /// Whether a `'` in `text` shares its Character with the scalar after it.
-    static func hasQuoteInCluster(_ text: String) -> Bool {
-        text.contains { $0.unicodeScalars.count > 1 && $0.unicodeScalars.contains("'") }
     }
 
     /// The lines `PrintLoader` writes for one load answered by a `MockLoader`.

@@ -49,12 +49,6 @@ enum RequestTarget: FuzzTarget {
         _ = request.headersIncludingBody
         _ = request.path
         _ = request.query
-        // Known trap (Fuzz/Crashers/request/percent-encoded-path-trap): building the URL traps in URLComponents.
-        if KnownIssues.areSkipped,
-            KnownIssues.componentsRefuse(path: request.percentEncodedPath, query: request.percentEncodedQuery)
-        {
-            return
-        }
         var isValid = true
         do {
             try request.validate()
@@ -66,8 +60,8 @@ enum RequestTarget: FuzzTarget {
         let url = request.url
         FuzzCheck.expect(!isValid || url != nil, "validate() passed but url is nil for \(request)")
         // The method goes onto the request line: one that is not an RFC 9110 token (a space, CR/LF, …) must not
-        // pass. Known (Fuzz/Crashers/request/method-not-validated): skipped with FUZZ_SKIP_KNOWN=1.
-        if isValid, !KnownIssues.areSkipped {
+        // pass.
+        if isValid {
             FuzzCheck.expect(
                 isToken(request.method.rawValue),
                 "validate() accepts the method \(SwiftLiteral.string(request.method.rawValue)), which is not an HTTP token"
@@ -134,8 +128,7 @@ enum RequestTarget: FuzzTarget {
             original.password == nil
         else { return }
         // A request that lost its host is relative: ApplyEnvironment would send it to another server.
-        // Known (Fuzz/Crashers/request/url-host-dropped): skipped with FUZZ_SKIP_KNOWN=1.
-        if let host = original.host, !host.isEmpty, !KnownIssues.areSkipped {
+        if let host = original.host, !host.isEmpty {
             FuzzCheck.expect(
                 request.host != nil,
                 "HTTPRequest(url: URL(string: \(SwiftLiteral.string(text)))!) dropped the host \(SwiftLiteral.string(host))"
@@ -174,6 +167,16 @@ enum RequestTarget: FuzzTarget {
     static func checkEnvironment(_ spec: EnvironmentSpec, _ request: HTTPRequest) {
         let environment = spec.build()
         let applied = environment.apply(to: request)
+        // A request made from a URL that cannot be sent (a hostless or non-http one) is never retargeted: apply
+        // returns it unchanged, and it fails validation wherever it goes.
+        var isUnusableURL = false
+        do { try request.validate() } catch { isUnusableURL = error.message.hasPrefix("the URL '") }
+        if isUnusableURL {
+            FuzzCheck.expect(
+                applied.description == request.description,
+                "apply(to:) retargeted a request made from a URL that cannot be sent: \(request) became \(applied)")
+            return
+        }
         FuzzCheck.expect(applied.scheme == environment.scheme, "apply(to:) did not set the scheme")
         FuzzCheck.expect(
             applied.host == (environment.host.isEmpty ? nil : environment.host), "apply(to:) did not set the host")
@@ -188,8 +191,7 @@ enum RequestTarget: FuzzTarget {
                 applied.headers.values(for: field.name).contains(field.value),
                 "apply(to:) did not add the environment's header field \(SwiftLiteral.string(field.name))")
         }
-        // Known (Fuzz/Crashers/request/environment-rewrites-query): skipped with FUZZ_SKIP_KNOWN=1.
-        if let own = request.percentEncodedQuery, let sent = applied.percentEncodedQuery, !KnownIssues.areSkipped,
+        if let own = request.percentEncodedQuery, let sent = applied.percentEncodedQuery,
             !KnownIssues.componentsRefuse(path: "/", query: own)
         {
             // Compared as a server reads a query (form-decoded), so re-encoding `=` as `%3D` passes and turning a

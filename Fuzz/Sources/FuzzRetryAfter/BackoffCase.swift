@@ -127,24 +127,7 @@ struct BackoffCase {
         return (scheduled + [maximumDelay, maximumRetryAfter]).allSatisfy { $0 >= .zero }
     }
 
-    /// Whether this case reaches a trap already reported, which `FUZZ_SKIP_KNOWN=1` steps around.
-    var reachesKnownTrap: Bool {
-        // Fuzz/Crashers/retryafter/backoff-negative-delay-jitter: jitter over a negative delay traps in
-        // Double.random(in:) with a range whose lower bound is above its upper one.
-        if !isConfiguredSanely && jitter != .none { return true }
-        // Fuzz/Crashers/retryafter/backoff-negative-exponential-delay: a negative initial delay or multiplier grows
-        // into a negative delay beyond Duration's range, and Duration.seconds(Double) traps.
-        if case .exponential(let initial, let multiplier) = schedule, initial < .zero || multiplier < 0 { return true }
-        // Fuzz/Crashers/retryafter/backoff-exponential-hang: the exponential schedule multiplies once per attempt,
-        // so a huge attempt number with a multiplier that keeps the product finite (0, 1, 0.5) loops for hours.
-        if case .exponential = schedule, max(delayAttempt, attempt) > 1_000_000 { return true }
-        // Fuzz/Crashers/retryafter/backoff-attempt-int-min: `attempt - 1` overflows for Int.min.
-        if case .exponential = schedule, min(delayAttempt, attempt) == .min { return true }
-        return false
-    }
-
     func check() {
-        if KnownIssues.areSkipped, reachesKnownTrap { return }
         let backoff = self.backoff
         let delay = backoff.delay(afterAttempt: delayAttempt)
         if isConfiguredSanely {

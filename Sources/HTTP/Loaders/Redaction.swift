@@ -1,3 +1,5 @@
+public import Foundation
+
 /// Which values are hidden when requests, responses and errors are turned into text: log lines, cURL commands,
 /// error descriptions and body excerpts.
 ///
@@ -194,6 +196,13 @@ public struct Redaction: Sendable, Hashable {
     public func display(body: String, contentType: String? = nil) -> String {
         guard !hidesNothing else { return body }
         return String(decoding: redacting(body: Array(body.utf8), contentType: contentType), as: UTF8.self)
+    }
+
+    /// A body's bytes with hidden values replaced, as the text form of `display(body:contentType:)` does; bytes
+    /// that are not text stay as they are.
+    public func display(body: Data, contentType: String? = nil) -> Data {
+        guard !hidesNothing else { return body }
+        return Data(redacting(body: Array(body), contentType: contentType))
     }
 
     /// Free text — a message, an error's description — with hidden values replaced, as for a body of unknown type.

@@ -80,7 +80,11 @@ public struct ServerEnvironment: Sendable {
                 copy.headers.add(field.value, for: field.name)
             }
         }
-        if !query.isEmpty { copy.query = request.query + query }
+        if !query.isEmpty, let environmentQuery = HTTPRequest.encodeQuery(query) {
+            // Appended to the request's query as it is written, never decoded and encoded again.
+            copy.percentEncodedQuery =
+                request.percentEncodedQuery.map { $0 + "&" + environmentQuery } ?? environmentQuery
+        }
         return copy
     }
 

@@ -16,8 +16,20 @@ extension HTTPRequest {
     ///   `HEAD` or `TRACE` request.
     public func validate() throws(HTTPError) {
         _ = try validatedURL()
+        try validateMethod()
         try validateHeaderFields()
         try validateBodyAllowed()
+    }
+
+    /// Checks that the method is an RFC 9110 token: anything else (a space, CR/LF) would rewrite the request line.
+    func validateMethod() throws(HTTPError) {
+        let name = method.rawValue
+        if name.isEmpty { throw invalid("the method is empty") }
+        if let bad = name.utf8.firstIndex(where: { !Self.tokenBytes[Int($0)] }) {
+            throw invalid(
+                "the method '\(Describe.printable(name))' is not an HTTP token (it contains "
+                    + "\(Describe.scalar(name.unicodeScalars[bad]))), which could inject another request line")
+        }
     }
 
     /// Checks the header fields that are sent: the request's own, then those its body adds.
@@ -145,7 +157,7 @@ extension HTTPRequest {
     }
 
     /// Which bytes may appear in an RFC 9110 token (a header field name), indexed by byte.
-    private static let tokenBytes: [Bool] = (0...255).map { byte in
+    static let tokenBytes: [Bool] = (0...255).map { byte in
         let byte = UInt8(byte)
         return (0x61...0x7A).contains(byte | 0x20) || (0x30...0x39).contains(byte)
             || "!#$%&'*+-.^_`|~".utf8.contains(byte)

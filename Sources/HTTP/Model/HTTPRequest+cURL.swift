@@ -41,7 +41,9 @@ extension HTTPRequest {
             lines.append("-H " + Self.shellQuote("\(field.name): \(redaction.display(field.value, for: field.name))"))
         }
         if let encodedBody {
-            let shown = redaction.redacting(body: Array(encodedBody), contentType: headers["Content-Type"])
+            // Redacted as what the body is, whatever Content-Type the request claims for it.
+            let kind = body.additionalHeaders["Content-Type"] ?? headers["Content-Type"]
+            let shown = redaction.redacting(body: Array(encodedBody), contentType: kind)
             lines.append("--data-binary " + Self.shellQuote(Data(shown)))
         }
         if let bodyArgument { lines.append(bodyArgument) }
@@ -59,8 +61,15 @@ extension HTTPRequest {
         let isPlain =
             String(data: bytes, encoding: .utf8) != nil
             && !bytes.contains { $0 < 0x20 && $0 != 0x0A && $0 != 0x09 || $0 == 0x7F }
-        if isPlain, let text = String(data: bytes, encoding: .utf8) {
-            return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        if isPlain {
+            // Byte by byte: a quote followed by a combining mark is one Character, which a replacement over
+            // Characters would not see, and the rest of the text would run as shell code.
+            var quoted: [UInt8] = [UInt8(ascii: "'")]
+            for byte in bytes {
+                if byte == UInt8(ascii: "'") { quoted += Array("'\\''".utf8) } else { quoted.append(byte) }
+            }
+            quoted.append(UInt8(ascii: "'"))
+            return String(decoding: quoted, as: UTF8.self)
         }
         var quoted = "$'"
         for byte in bytes {

@@ -151,7 +151,9 @@ public struct HTTPRequest: Sendable {
             return
         }
         scheme = components.scheme ?? "https"
-        host = components.host.map(HostName.bracketingIPv6)
+        // URLComponents has no host for some names URL itself reads (a label starting "xn--" that is not valid
+        // Punycode): such a URL is still absolute, and goes to that host.
+        host = (components.host ?? (components.scheme != nil ? url.host : nil)).map(HostName.bracketingIPv6)
         port = components.port
         percentEncodedPath = components.percentEncodedPath
         percentEncodedQuery = components.percentEncodedQuery

@@ -36,6 +36,7 @@ extension HTTPRequest {
     /// request, or a whole file to upload (which URLSession sends with its length).
     func preparedForURLSession() throws(HTTPError) -> PreparedRequest {
         let url = try validatedURL()  // built once: building a URL is not free
+        try validateMethod()
         try validateHeaderFields()
         try validateBodyAllowed()
         var urlRequest = URLRequest(url: url)

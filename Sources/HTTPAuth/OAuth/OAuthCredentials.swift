@@ -115,6 +115,9 @@ public struct OAuthCredentials: Sendable, Hashable, Codable, CustomStringConvert
         guard response.tokenType.lowercased() == "bearer" else {
             throw .invalidTokenResponse("the token type is '\(response.tokenType)', not 'Bearer'")
         }
+        guard receivedAt.timeIntervalSinceReferenceDate.isFinite else {
+            throw .invalidTokenResponse("the time of receipt is not a valid date")
+        }
         if let expiresIn = response.expiresIn, !(0...Self.longestLifetime).contains(expiresIn) {
             throw .invalidTokenResponse("expires_in \(expiresIn) is not a usable number of seconds")
         }
@@ -149,14 +152,18 @@ public struct OAuthCredentials: Sendable, Hashable, Codable, CustomStringConvert
     /// How long the access token was issued for, when both ends are known.
     public var lifetime: Duration? {
         guard let issuedAt, let expirationDate else { return nil }
-        return Duration(clampingSeconds: expirationDate.timeIntervalSince(issuedAt), to: .zero ... .century)
+        return Duration(
+            clampingSeconds: expirationDate.timeIntervalSince(issuedAt), to: .zero ... .century)
     }
 
     /// `Authorization: Bearer <token>` (RFC 6750 §2.1).
     public var authorizationHeaderValue: String { "Bearer " + accessToken }
 
     public var description: String {
-        let expiry = expirationDate.map { "expires \($0)" } ?? "no expiry"
+        let expiry =
+            expirationDate.map { date in
+                date.timeIntervalSinceReferenceDate.isFinite ? "expires \(date)" : "an invalid expiry"
+            } ?? "no expiry"
         return
             "OAuthCredentials(access token <redacted>, refresh token \(refreshToken == nil ? "none" : "<redacted>"), \(expiry))"
     }
