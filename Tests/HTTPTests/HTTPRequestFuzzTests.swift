@@ -64,7 +64,7 @@ import FoundationNetworking
     }
 
     /// The parts an invalid request's message names.
-    static let parts = ["URL", "scheme", "host", "port", "path", "query", "header field", "body"]
+    static let parts = ["URL", "scheme", "host", "port", "path", "query", "header field", "body", "method"]
 
     /// What a URL that went out must look like: no raw CR, LF, NUL or space, and the same parts when parsed back.
     static func problem(withURLOf sent: HTTPRequest) -> String? {
