@@ -54,7 +54,7 @@ public final class Auth: HTTPLoader, @unchecked Sendable {
 
     /// The authentication methods, in the order of the branches below `Auth` in the chain's description.
     public override var configurationDescription: String {
-        "methods: " + routes.map(\.method.rawValue).joined(separator: ", ")
+        "methods: " + (routes.isEmpty ? "none" : routes.map(\.method.rawValue).joined(separator: ", "))
     }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {

@@ -65,6 +65,13 @@ import Testing
         #expect(CassetteDate.parse("2027-01-15T08:00:00Z") == Date(timeIntervalSince1970: 1_800_000_000))
         #expect(CassetteDate.parse("2027-01-15T08:00:00.1239Z") == Date(timeIntervalSince1970: 1_800_000_000.124))
         #expect(CassetteDate.format(Date(timeIntervalSince1970: .nan)) == "1970-01-01T00:00:00.000Z")
+        for extreme in [
+            Date.distantPast, .distantFuture, Date(timeIntervalSince1970: 1e300), Date(timeIntervalSince1970: -1e300),
+        ] {
+            let text = CassetteDate.format(extreme)  // never traps
+            #expect(text.hasSuffix("Z"), "\(text)")
+        }
+        #expect(CassetteDate.format(.distantFuture) == "4001-01-01T00:00:00.000Z")
     }
 
     @Test(arguments: [

@@ -295,6 +295,27 @@ import Testing
                 "matching: method url (any query order) body, order: inAnyOrder)"))
     }
 
+    @Test func deeplyNestedOrOddBodiesAreComparedWithoutTrapping() async throws {
+        let bodies = [
+            String(repeating: "[", count: 100_000),
+            String(repeating: "[", count: 5_000) + String(repeating: "]", count: 5_000),
+            #"{"n": 1e400}"#, #"{"n": -0.0, "s": "\u0000"}"#, "[", "{\"a\":", "\u{FEFF}{}",
+        ]
+        let mock = MockLoader()
+        for _ in bodies { mock.then(status: .ok) }
+        var requests: [HTTPRequest] = []
+        for body in bodies {
+            var request = HTTPRequest(method: .post, url: URL(string: "https://api.example.com/odd")!)
+            request.body = DataBody(Data(body.utf8), contentType: "application/json")
+            requests.append(request)
+        }
+        let replay = ReplayLoader(cassette: await Self.record(requests, from: mock))
+        for request in requests {
+            #expect(await replay.load(request).response?.status == .ok)
+        }
+        #expect(replay.unusedEntries.isEmpty)
+    }
+
     @Test func concurrentIdenticalRequestsEachGetOneRecordedAnswer() async throws {
         let count = 500
         let entries = (0..<count).map { Self.entry(.get, "https://api.example.com/same", responseBody: "\($0)") }
