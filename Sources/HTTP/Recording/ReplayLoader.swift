@@ -95,6 +95,8 @@ public final class ReplayLoader: HTTPLoader, @unchecked Sendable {
     public let order: Order
     /// Each entry's request in compared form, computed once.
     private let keys: [RequestKey]
+    /// The entries of each compared form, in recorded order.
+    private let entriesByKey: [RequestKey: [Int]]
 
     private struct State {
         var used: [Bool]
@@ -113,7 +115,9 @@ public final class ReplayLoader: HTTPLoader, @unchecked Sendable {
         self.cassette = cassette
         self.matching = matching
         self.order = order
-        self.keys = cassette.entries.map { RequestKey($0.request, matching: matching) }
+        let keys = cassette.entries.map { RequestKey($0.request, matching: matching) }
+        self.keys = keys
+        self.entriesByKey = Dictionary(grouping: keys.indices, by: { keys[$0] })
         self.state = Locked(State(used: Array(repeating: false, count: cassette.entries.count)))
     }
 
@@ -188,14 +192,15 @@ public final class ReplayLoader: HTTPLoader, @unchecked Sendable {
 
     /// The entry that answers `key`, given which are used, as ``order`` says.
     private func choose(_ key: RequestKey, used: [Bool]) -> Int? {
+        let matches = entriesByKey[key] ?? []
         switch order {
         case .inAnyOrder:
-            return keys.indices.first { !used[$0] && keys[$0] == key }
+            return matches.first { !used[$0] }
         case .inRecordedOrder:
             guard let next = used.firstIndex(of: false), keys[next] == key else { return nil }
             return next
         case .repeatingLast:
-            return keys.indices.first { !used[$0] && keys[$0] == key } ?? keys.indices.last(where: { keys[$0] == key })
+            return matches.first { !used[$0] } ?? matches.last
         }
     }
 
