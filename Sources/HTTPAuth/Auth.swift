@@ -52,6 +52,11 @@ public final class Auth: HTTPLoader, @unchecked Sendable {
         routes.map(\.loader) + [downstream]
     }
 
+    /// The authentication methods, in the order of the branches below `Auth` in the chain's description.
+    public override var configurationDescription: String {
+        "methods: " + (routes.isEmpty ? "none" : routes.map(\.method.rawValue).joined(separator: ", "))
+    }
+
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
         guard let method = request.authenticationMethod else { return await downstream.load(request) }
         guard let loader = routes.first(where: { $0.method == method })?.loader else {
@@ -89,6 +94,16 @@ private final class SharedDownstream: HTTPLoader, @unchecked Sendable {
 
     override func beginReset(_ mode: ResetMode) { resetsInProgress.add(1, ordering: .sequentiallyConsistent) }
     override func endReset() { resetsInProgress.subtract(1, ordering: .sequentiallyConsistent) }
+}
+
+extension Auth: BranchingLoader {
+    /// Each sub-loader, labelled with its method.
+    package var describedBranches: [(label: String, loader: HTTPLoader)] {
+        routes.map { ($0.method.rawValue, $0.loader) }
+    }
+
+    /// The private guard every sub-loader sends to: the chain's description goes on with `Auth`'s next loader.
+    package var describedJunction: HTTPLoader { downstream }
 }
 
 /// The loader ``Auth`` routed a request to, so that a loader registered under a method of the app's own

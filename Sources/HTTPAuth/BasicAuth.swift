@@ -104,6 +104,11 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
     /// The hosts of ``origins``.
     public var hosts: Set<String> { Set(origins.map(\.host)) }
 
+    /// The origins credentials are sent to.
+    public override var configurationDescription: String {
+        "origins: " + origins.map(\.description).sorted().joined(separator: ", ")
+    }
+
     /// Asked for credentials when the loader has none. Held weakly.
     public var delegate: (any BasicAuthDelegate)? {
         get { state.withLock { $0.delegate.value } }

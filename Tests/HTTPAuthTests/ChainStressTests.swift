@@ -10,7 +10,7 @@ import Testing
 /// and no delegate: authenticated requests then fail with `.cannotAuthenticate`.
 @Suite struct ChainStressTests {
     enum Link: CaseIterable {
-        case resetGuard, auth, retry, throttle, environment
+        case resetGuard, auth, retry, throttle, environment, recorder
     }
 
     @Test(arguments: 0..<4)
@@ -51,6 +51,7 @@ import Testing
                 resourceOrigins: ["stress.example"]),
             credentials: token)
         let basic = BasicAuth(origins: ["stress.example"], credentials: BasicCredentials(username: "u", password: "p"))
+        let recorder = Recorder()
         var loaders: [HTTPLoader] = order.map { link in
             switch link {
             case .resetGuard: ResetGuard()
@@ -58,6 +59,7 @@ import Testing
             case .retry: retry
             case .throttle: throttle
             case .environment: ApplyEnvironment(environment: ServerEnvironment(host: "stress.example"))
+            case .recorder: recorder
             }
         }
         loaders.append(terminal)
@@ -133,5 +135,13 @@ import Testing
         #expect(throttle.waitingCount == 0 && throttle.runningCount == 0, "\(context): left parked in Throttle")
         #expect(retry.waitingCount == 0, "\(context)")
         #expect(oauth.waitingCount == 0 && basic.waitingCount == 0, "\(context)")
+        // Every load that reached the recorder is recorded once, and its secrets are not.
+        let entries = recorder.cassette.entries
+        #expect(entries.map(\.sequence) == entries.map(\.sequence).sorted(), "\(context)")
+        #expect(Set(entries.map(\.sequence)).count == entries.count, "\(context)")
+        #expect(!entries.isEmpty, "\(context)")
+        #expect(
+            entries.allSatisfy { $0.request.headers["Authorization"].map { $0.hasSuffix("<redacted>") } ?? true },
+            "\(context)")
     }
 }

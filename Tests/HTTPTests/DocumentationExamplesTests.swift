@@ -727,3 +727,54 @@ extension DocumentationExamplesTests {
         static func normalized(_ code: String) -> String { DocumentationSamples.normalized(code) }
     }
 }
+
+// MARK: - Describing chains (BuildingAChain.md, "Print a chain"; WritingALoader.md, "Describe your configuration")
+
+// WritingALoader.md, "Describe your configuration".
+/// Sends every request with the API version it was written for.
+private final class APIVersion: HTTPLoader, @unchecked Sendable {  // Sendable: `version` is a `let`
+    let version: Int
+    init(_ version: Int) { self.version = version }
+
+    override var configurationDescription: String { "version: \(version)" }
+
+    override func load(_ request: HTTPRequest) async -> HTTPResult {
+        var copy = request
+        copy.headers["API-Version"] = String(version)
+        return await super.load(copy)
+    }
+}
+
+extension DocumentationExamplesTests {
+    @Suite struct DescribingChains {
+        @Test func aChainPrintsOneLinePerLoader() {
+            // BuildingAChain.md, "Print a chain".
+            let described = makeChain(for: .production, verbose: true, terminal: MockLoader())
+            print(described)
+
+            #expect(
+                described.description == """
+                    ResetGuard
+                    --> ApplyEnvironment(environment: https://api.example.com/v1)
+                    --> ModifyRequest
+                    --> PrintLoader(redaction: standard)
+                    --> MockLoader
+                    """)
+        }
+
+        @Test func aLoaderDescribesItsConfiguration() async throws {
+            let configuration = URLSessionLoader.defaultConfiguration
+            configuration.timeoutIntervalForRequest = 60
+            configuration.httpMaximumConnectionsPerHost = 6
+            let chain = APIVersion(3) --> URLSessionLoader(configuration: configuration)
+            #expect(
+                chain.description == """
+                    APIVersion(version: 3)
+                    --> URLSessionLoader(timeout: 60 s, connectionsPerHost: 6)
+                    """)
+            let mock = MockLoader().then(status: .ok)
+            _ = await (APIVersion(3) --> mock).load(HTTPRequest(host: "api.example.com"))
+            #expect(mock.receivedRequests.first?.headers["API-Version"] == "3")
+        }
+    }
+}

@@ -108,6 +108,15 @@ open class HTTPLoader: @unchecked Sendable {
         )
     }
 
+    // MARK: - Description
+
+    /// This loader's configuration, for the ``description`` of its chain: a short phrase of `label: value` pairs,
+    /// such as `maximumNumberOfRequests: 6`; empty (the default) for a loader with nothing to configure.
+    ///
+    /// Override it to show what a reader of `print(chain)` needs to know — never a secret: name the header fields
+    /// an environment adds, not their values. The line is passed through ``Redaction/standard`` all the same.
+    open var configurationDescription: String { "" }
+
     // MARK: - Reset
 
     /// The loaders this one hands requests to, for ``reset(mode:)``: its ``nextLoader`` by default. A composite

@@ -78,6 +78,11 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
         self.now = now
     }
 
+    /// The default strategy and the budget.
+    public override var configurationDescription: String {
+        "strategy: \(defaultStrategy), budget: \(budget.map { "\($0)" } ?? "none")"
+    }
+
     /// The number of requests waiting to be retried.
     public var waitingCount: Int { state.withLock { $0.waiters.count } }
 

@@ -96,6 +96,11 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
         }
     }
 
+    /// The current limit and the starvation limit.
+    public override var configurationDescription: String {
+        "maximumNumberOfRequests: \(maximumNumberOfRequests), starvationLimit: \(starvationLimit)"
+    }
+
     /// The number of requests running downstream through a slot.
     public var runningCount: Int { state.withLock { $0.running } }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A loader that sends relative requests to a ``ServerEnvironment``.
 ///
 /// A request with no host is *relative*: it gets the scheme, host, port and path prefix of its own
@@ -19,6 +21,18 @@ public final class ApplyEnvironment: HTTPLoader, @unchecked Sendable {
 
     public init(environment: ServerEnvironment) {
         self.environment = environment
+    }
+
+    /// The environment's base URL, and the names (never the values) of the header fields and query items it adds.
+    public override var configurationDescription: String {
+        var parts = ["environment: \(environment.baseURLText)"]
+        if !environment.headers.isEmpty {
+            parts.append("headers: " + environment.headers.map(\.name).joined(separator: ", "))
+        }
+        if !environment.query.isEmpty {
+            parts.append("query: " + environment.query.map(\.name).joined(separator: ", "))
+        }
+        return parts.joined(separator: ", ")
     }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {

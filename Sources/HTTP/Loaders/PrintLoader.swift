@@ -38,6 +38,11 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
         self.sink = sink
     }
 
+    /// Which values are hidden (`standard`, `standard + x-session`, …), and whether lines include header fields.
+    public override var configurationDescription: String {
+        "redaction: \(redaction.summary)" + (includesHeaders ? ", includesHeaders: true" : "")
+    }
+
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
         let tag = String(request.id.uuidString.prefix(8))
         let target = "\(request.method) \(request.displayURL(redaction: redaction))"

@@ -88,6 +88,13 @@ public struct ServerEnvironment: Sendable {
         return copy
     }
 
+    /// `scheme://host[:port]/prefix`, for descriptions.
+    var baseURLText: String {
+        var text = "\(scheme)://\(host)"
+        if let port { text += ":\(port)" }
+        return text + (pathPrefix.hasPrefix("/") ? pathPrefix : "/" + pathPrefix)
+    }
+
     /// Joins a prefix and a path with exactly one `/` between them.
     static func join(_ prefix: String, _ path: String) -> String {
         let trimmedPrefix = prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix

@@ -148,6 +148,14 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
         #endif
     }
 
+    /// The session's request timeout and connections per host.
+    public override var configurationDescription: String {
+        let configuration = session.configuration
+        let timeout = Duration(clampingSeconds: configuration.timeoutIntervalForRequest, to: .zero ... .century)
+        return
+            "timeout: \(timeout.shortDescription), connectionsPerHost: \(configuration.httpMaximumConnectionsPerHost)"
+    }
+
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
         let epoch = cancellingResets.load(ordering: .sequentiallyConsistent)
         if resetsInProgress.load(ordering: .sequentiallyConsistent) > 0, !request.isPartOfReset {

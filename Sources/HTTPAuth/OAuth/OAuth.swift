@@ -210,6 +210,20 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     /// The current credentials, if any.
     public var credentials: OAuthCredentials? { state.withLock { $0.credentials } }
 
+    /// The client, the authorization server, the scopes and the origins tokens are sent to; never a secret.
+    public override var configurationDescription: String {
+        let server =
+            switch configuration.endpoints {
+            case .discover(let issuer): "issuer: \(issuer.absoluteString)"
+            case .known(let endpoints): "server: \(Origin(endpoints.token).map(\.description) ?? "?")"
+            }
+        var parts = ["clientID: \(configuration.clientID)", server]
+        if !configuration.scopes.isEmpty { parts.append("scopes: " + configuration.scopes.joined(separator: " ")) }
+        parts.append(
+            "resourceOrigins: " + configuration.resourceOrigins.map(\.description).sorted().joined(separator: ", "))
+        return parts.joined(separator: ", ")
+    }
+
     /// Which of the four situations the loader is in.
     public var situation: Situation {
         let now = now()
