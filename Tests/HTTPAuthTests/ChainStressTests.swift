@@ -10,7 +10,7 @@ import Testing
 /// and no delegate: authenticated requests then fail with `.cannotAuthenticate`.
 @Suite struct ChainStressTests {
     enum Link: CaseIterable {
-        case resetGuard, auth, retry, throttle, environment
+        case resetGuard, auth, retry, throttle, environment, deduplicate, circuitBreaker
     }
 
     @Test(arguments: 0..<4)
@@ -51,6 +51,7 @@ import Testing
                 resourceOrigins: ["stress.example"]),
             credentials: token)
         let basic = BasicAuth(origins: ["stress.example"], credentials: BasicCredentials(username: "u", password: "p"))
+        let deduplicate = Deduplicate()
         var loaders: [HTTPLoader] = order.map { link in
             switch link {
             case .resetGuard: ResetGuard()
@@ -58,6 +59,8 @@ import Testing
             case .retry: retry
             case .throttle: throttle
             case .environment: ApplyEnvironment(environment: ServerEnvironment(host: "stress.example"))
+            case .deduplicate: deduplicate
+            case .circuitBreaker: CircuitBreaker()
             }
         }
         loaders.append(terminal)
@@ -80,7 +83,8 @@ import Testing
             await withTaskGroup(of: Void.self) { group in
                 var cancellers: [@Sendable () -> Void] = []
                 for index in 0..<loadCount {
-                    var request = HTTPRequest(path: "/item/\(index)")
+                    // Some paths repeat, so that Deduplicate has loads in flight to share.
+                    var request = HTTPRequest(path: "/item/\(index % 300)")
                     request.authenticationMethod = plans[index].method
                     // ApplyEnvironment may come after Auth in this order: name the host so that every order
                     // authenticates.
@@ -90,7 +94,8 @@ import Testing
                         let outcome = result.response.map { "\($0.status.rawValue)" } ?? result.error!.code.rawValue
                         tally.withLock { $0[outcome, default: 0] += 1 }
                         if let error = result.error,
-                            ![.cancelled, .resetInProgress, .cannotConnect, .cannotAuthenticate].contains(error.code)
+                            ![.cancelled, .resetInProgress, .cannotConnect, .cannotAuthenticate, .circuitOpen].contains(
+                                error.code)
                         {
                             unexpected.withLock { $0.append("\(index): \(error)") }
                         }
@@ -133,5 +138,6 @@ import Testing
         #expect(throttle.waitingCount == 0 && throttle.runningCount == 0, "\(context): left parked in Throttle")
         #expect(retry.waitingCount == 0, "\(context)")
         #expect(oauth.waitingCount == 0 && basic.waitingCount == 0, "\(context)")
+        #expect(deduplicate.waitingCount == 0 && deduplicate.inFlightCount == 0, "\(context)")
     }
 }

@@ -92,7 +92,7 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
 /// what is in flight as asked, and the chain works again afterwards.
 @Suite struct ResetOrderTests {
     enum Link: String, CaseIterable, Sendable {
-        case resetGuard, auth, retry, throttle
+        case resetGuard, auth, retry, throttle, deduplicate, circuitBreaker
     }
 
     static let orders: [[Link]] = permutations(Link.allCases)
@@ -114,6 +114,7 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
         let oauth: OAuth
         let basic: BasicAuth
         let delegate: ScriptedDelegate
+        let deduplicate = Deduplicate()
 
         init(order: [Link]) {
             head = ResetProbe()
@@ -147,6 +148,8 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
                 case .auth: loaders.append(Auth(loaders: [.oauth: oauth, .basic: basic]))
                 case .retry: loaders.append(retry)
                 case .throttle: loaders.append(throttle)
+                case .deduplicate: loaders.append(deduplicate)
+                case .circuitBreaker: loaders.append(CircuitBreaker())
                 }
             }
             loaders.append(terminal)
@@ -232,6 +235,7 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
         #expect(await chain.head.load(Self.request("/after")).response?.status == .ok, "\(order) \(mode)")
         #expect(chain.throttle.waitingCount == 0 && chain.retry.waitingCount == 0)
         #expect(chain.oauth.waitingCount == 0 && chain.basic.waitingCount == 0)
+        #expect(chain.deduplicate.waitingCount == 0 && chain.deduplicate.inFlightCount == 0)
         #expect(chain.oauth.credentials == nil)
         chain.delegate.release()
     }
