@@ -316,4 +316,24 @@ import Testing
         }
         #expect(breaker.circuitCount < 600)
     }
+
+    @Test func retryAboveAnOpenBreakerStopsAtOnceWithoutDrainingItsBudget() async {
+        let mock = MockLoader()
+        let breaker = breaker()
+        let budget = RetryBudget(maximumTokens: 10)
+        let retry = Retry(strategy: Backoff.immediately(maximumNumberOfAttempts: 5), budget: budget, clock: clock)
+        let chain = retry --> breaker --> mock
+        for _ in 0..<4 { mock.then(status: .serviceUnavailable) }
+        // The first request's attempts open the circuit; the fifth attempt is refused, and not retried.
+        let first = await clock.load(Self.request(), through: chain)
+        #expect(first.error?.code == .circuitOpen)
+        #expect(first.error?.request.attemptNumber == 5)
+        #expect(mock.receivedRequests.count == 4)
+        let tokens = budget.availableTokens
+        let refused = await clock.load(Self.request(), through: chain)
+        #expect(refused.error?.code == .circuitOpen)
+        #expect(refused.error?.request.attemptNumber == 1)
+        #expect(budget.availableTokens == tokens)
+        #expect(mock.receivedRequests.count == 4)
+    }
 }
