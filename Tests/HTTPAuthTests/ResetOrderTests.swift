@@ -36,6 +36,8 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
     var arrivals: [Arrival] { state.withLock { $0.arrivals } }
     /// The app's requests held at the gate (not the OAuth loader's token requests).
     var heldAppRequests: Int { state.withLock { $0.heldRequests.values.filter { $0.path != "/token" }.count } }
+    /// The OAuth loader's token requests held at the gate.
+    var heldTokenRequests: Int { state.withLock { $0.heldRequests.values.filter { $0.path == "/token" }.count } }
 
     override func load(_ request: HTTPRequest) async -> HTTPResult {
         state.withLock { $0.arrivals.append(Arrival(request: request, duringReset: probe.isResetting)) }
@@ -156,12 +158,14 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
             for (upper, lower) in zip(loaders, loaders.dropFirst()) { upper.nextLoader = lower }
         }
 
-        /// The app's loads that have not completed are all parked somewhere known, or held at the gate.
+        /// The app's loads that have not completed are all parked somewhere known, or held at the gate — and
+        /// so is the token request of a refresh they wait for: one still on its way down would pass the loaders'
+        /// checks before the reset and reach the terminal after it began.
         func isSettled(pending: Int) -> Bool {
             let parked =
                 terminal.heldAppRequests + throttle.waitingCount + retry.waitingCount + oauth.waitingCount
                 + basic.waitingCount
-            return parked == pending
+            return parked == pending && (oauth.waitingCount == 0 || terminal.heldTokenRequests == 1)
         }
     }
 
