@@ -50,7 +50,10 @@
 public final class CircuitBreaker: HTTPLoader, @unchecked Sendable {
     /// The configuration every circuit uses, as given.
     public let configuration: Configuration
+    /// The configuration, sanitized: what counts as a failure.
     private let settings: Configuration
+    /// Its numbers, for each circuit.
+    private let limits: CircuitBreakerStateMachine.Limits
     /// The time since the breaker was made, on its clock.
     private let elapsed: @Sendable () -> Duration
 
@@ -100,6 +103,7 @@ public final class CircuitBreaker: HTTPLoader, @unchecked Sendable {
     public init(configuration: Configuration = Configuration(), clock: any Clock<Duration> = ContinuousClock()) {
         self.configuration = configuration
         self.settings = configuration.sanitized
+        self.limits = CircuitBreakerStateMachine.Limits(configuration)
         self.elapsed = Self.elapsedTime(on: clock)
     }
 
@@ -140,8 +144,7 @@ public final class CircuitBreaker: HTTPLoader, @unchecked Sendable {
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
         guard let origin = request.origin else { return await loadUncounted(request) }
-        let now = elapsed()
-        switch decide(for: request, origin: origin, at: now) {
+        switch decide(for: request, origin: origin) {
         case .send(let ticket):
             let result = await loadNext(request)
             complete(ticket, with: result)
@@ -164,36 +167,43 @@ public final class CircuitBreaker: HTTPLoader, @unchecked Sendable {
         return await loadNext(request)
     }
 
-    /// Asks `origin`'s circuit what to do with a request arriving at `now`.
-    private func decide(for request: HTTPRequest, origin: Origin, at now: Duration) -> Decision {
+    /// Asks `origin`'s circuit what to do with a request arriving now. The clock is read only when the circuit is
+    /// not closed (or idle circuits are forgotten).
+    private func decide(for request: HTTPRequest, origin: Origin) -> Decision {
         state.withLock { state -> Decision in
             if state.resetsInProgress > 0, !request.isPartOfReset { return .refuse }
-            let index = circuitIndex(for: origin, in: &state, at: now)
-            let (arrival, change) = state.circuits.values[index].machine.arrive(at: now)
+            let index = circuitIndex(for: origin, in: &state)
+            // In place: reading a circuit out of the dictionary would copy it.
+            let (decision, change) = Self.admit(origin, to: &state.circuits.values[index], now: elapsed)
+            if case .send = decision { inFlight.begin() }
             if let change { Self.report(change, of: origin, to: state.observers) }
-            switch arrival {
-            case .send(let machineTicket):
-                inFlight.begin()
-                let circuit = state.circuits.values[index].id
-                return .send(Ticket(origin: origin, circuit: circuit, machineTicket: machineTicket))
-            case .failFast(let refusal):
-                return .failFast(refusal, message: state.circuits.values[index].refusalMessage)
-            }
+            return decision
+        }
+    }
+
+    /// Asks `circuit` what to do with a request arriving now.
+    private static func admit(
+        _ origin: Origin, to circuit: inout Circuit, now: () -> Duration
+    ) -> (Decision, CircuitBreakerStateMachine.Change?) {
+        let (arrival, change) = circuit.machine.arrive(at: now())
+        switch arrival {
+        case .send(let machineTicket):
+            return (.send(Ticket(origin: origin, circuit: circuit.id, machineTicket: machineTicket)), change)
+        case .failFast(let refusal):
+            return (.failFast(refusal, message: circuit.refusalMessage), change)
         }
     }
 
     /// The index of `origin`'s circuit, made if there is none (and idle ones forgotten when there are many).
-    private func circuitIndex(
-        for origin: Origin, in state: inout State, at now: Duration
-    ) -> Dictionary<Origin, Circuit>.Index {
+    private func circuitIndex(for origin: Origin, in state: inout State) -> Dictionary<Origin, Circuit>.Index {
         if let index = state.circuits.index(forKey: origin) { return index }
         if state.circuits.count >= state.pruningThreshold {
+            let now = elapsed()
             state.circuits = state.circuits.filter { !$0.value.machine.isIdle(at: now) }
             state.pruningThreshold = max(256, state.circuits.count * 2)
         }
         state.lastCircuitID += 1
-        state.circuits[origin] = Circuit(
-            id: state.lastCircuitID, machine: CircuitBreakerStateMachine(configuration: settings))
+        state.circuits[origin] = Circuit(id: state.lastCircuitID, machine: CircuitBreakerStateMachine(limits: limits))
         return state.circuits.index(forKey: origin)!
     }
 
@@ -202,18 +212,23 @@ public final class CircuitBreaker: HTTPLoader, @unchecked Sendable {
         let outcome = settings.outcome(of: result)
         let now = elapsed()
         state.withLock { state in
-            guard let index = state.circuits.index(forKey: ticket.origin),
-                state.circuits.values[index].id == ticket.circuit
-            else { return }  // forgotten, or reset, since the request was sent
-            let change = state.circuits.values[index].machine.complete(
-                ticket.machineTicket, with: outcome, at: now)
-            guard let change else { return }
-            if change.to == .open {
-                state.circuits.values[index].refusalMessage = Self.refusalMessage(
-                    for: state.circuits.values[index].machine, origin: ticket.origin)
-            }
-            Self.report(change, of: ticket.origin, to: state.observers)
+            guard let index = state.circuits.index(forKey: ticket.origin) else { return }
+            let change = Self.complete(ticket, with: outcome, at: now, in: &state.circuits.values[index])
+            if let change { Self.report(change, of: ticket.origin, to: state.observers) }
         }
+    }
+
+    /// Counts an outcome in `circuit`, unless it is a newer circuit of the same origin (the one the request went
+    /// through was forgotten, or reset, since).
+    private static func complete(
+        _ ticket: Ticket, with outcome: CircuitBreakerStateMachine.Outcome, at now: Duration,
+        in circuit: inout Circuit
+    ) -> CircuitBreakerStateMachine.Change? {
+        guard circuit.id == ticket.circuit,
+            let change = circuit.machine.complete(ticket.machineTicket, with: outcome, at: now)
+        else { return nil }
+        if change.to == .open { circuit.refusalMessage = refusalMessage(for: circuit.machine, origin: ticket.origin) }
+        return change
     }
 
     /// Hands a change to every observer. Under the lock, so that observers see changes in the order they happened:

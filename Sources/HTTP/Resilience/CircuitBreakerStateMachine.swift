@@ -62,19 +62,47 @@ package struct CircuitBreakerStateMachine: Sendable {
     package typealias Change = (from: CircuitState, to: CircuitState)
 
     package enum Phase: Sendable {
-        case closed(Window)
+        /// Counting outcomes in ``CircuitBreakerStateMachine/window``.
+        case closed
         case open(Opening, nextTrial: Duration)
         case halfOpen(Opening, isTrialInFlight: Bool)
     }
 
-    package private(set) var phase: Phase
-    package private(set) var generation: UInt64 = 0
-    package let configuration: CircuitBreaker.Configuration
+    /// The numbers of a ``CircuitBreaker/Configuration`` the circuit works with, already sanitized.
+    package struct Limits: Sendable {
+        package let failureRateThreshold: Double
+        package let minimumNumberOfRequests: Int
+        package let window: Duration
+        package let openDuration: Duration
+        package let maximumOpenDuration: Duration
 
-    /// A closed circuit; `configuration` is taken as ``CircuitBreaker/Configuration/sanitized``.
+        /// The limits of `configuration`, taken as ``CircuitBreaker/Configuration/sanitized``.
+        package init(_ configuration: CircuitBreaker.Configuration) {
+            let sanitized = configuration.sanitized
+            failureRateThreshold = sanitized.failureRateThreshold
+            minimumNumberOfRequests = sanitized.minimumNumberOfRequests
+            window = sanitized.window
+            openDuration = sanitized.openDuration
+            maximumOpenDuration = sanitized.maximumOpenDuration
+        }
+    }
+
+    package private(set) var phase: Phase = .closed
+    /// The outcomes counted while closed; emptied on every change of state. Kept out of ``phase`` so that counting
+    /// changes it in place, without copying its buckets.
+    package private(set) var window: Window
+    package private(set) var generation: UInt64 = 0
+    package let limits: Limits
+
+    /// A closed circuit.
+    package init(limits: Limits) {
+        self.limits = limits
+        window = Window(length: limits.window)
+    }
+
+    /// A closed circuit with the limits of `configuration`.
     package init(configuration: CircuitBreaker.Configuration) {
-        self.configuration = configuration.sanitized
-        phase = .closed(Window(length: self.configuration.window))
+        self.init(limits: Limits(configuration))
     }
 
     /// The state as users see it.
@@ -86,14 +114,17 @@ package struct CircuitBreakerStateMachine: Sendable {
         }
     }
 
-    /// A request arrives at `now`: send it (as the trial, if the open time has passed), or fail it at once.
-    package mutating func arrive(at now: Duration) -> (Arrival, Change?) {
+    /// A request arrives at `now`: send it (as the trial, if the open time has passed), or fail it at once. The time
+    /// is read only when the circuit is not closed.
+    package mutating func arrive(at now: @autoclosure () -> Duration) -> (Arrival, Change?) {
         switch phase {
         case .closed:
             return (.send(Ticket(generation: generation)), nil)
-        case .open(let opening, let nextTrial) where now < nextTrial:
-            return (.failFast(Refusal(opening: opening, state: .open, retryAfter: nextTrial - now)), nil)
-        case .open(let opening, _):
+        case .open(let opening, let nextTrial):
+            let now = now()
+            if now < nextTrial {
+                return (.failFast(Refusal(opening: opening, state: .open, retryAfter: nextTrial - now)), nil)
+            }
             let change = moveTo(.halfOpen(opening, isTrialInFlight: true))
             return (.send(Ticket(generation: generation)), change)
         case .halfOpen(let opening, true):
@@ -113,23 +144,18 @@ package struct CircuitBreakerStateMachine: Sendable {
         case (_, .ignored):
             if case .halfOpen(let opening, true) = phase { phase = .halfOpen(opening, isTrialInFlight: false) }
             return nil
-        case (.closed(var window), .success):
+        case (.closed, .success):
             window.record(isFailure: false, at: now)
-            phase = .closed(window)
             return nil
-        case (.closed(var window), .failure(let result)):
+        case (.closed, .failure(let result)):
             window.record(isFailure: true, at: now)
             let (requests, failures) = window.totals
             let rate = Double(failures) / Double(requests)
-            guard requests >= configuration.minimumNumberOfRequests, rate >= configuration.failureRateThreshold
-            else {
-                phase = .closed(window)
-                return nil
-            }
+            guard requests >= limits.minimumNumberOfRequests, rate >= limits.failureRateThreshold else { return nil }
             let opening = Opening(lastFailure: result, failures: (failures, requests), count: 1)
             return moveTo(.open(opening, nextTrial: now + openDuration(afterOpening: 1)))
         case (.halfOpen, .success):
-            return moveTo(.closed(Window(length: configuration.window)))
+            return moveTo(.closed)
         case (.halfOpen(let previous, _), .failure(let result)):
             let opening = Opening(lastFailure: result, failures: nil, count: previous.count + 1)
             return moveTo(.open(opening, nextTrial: now + openDuration(afterOpening: opening.count)))
@@ -140,12 +166,13 @@ package struct CircuitBreakerStateMachine: Sendable {
 
     /// Closes the circuit and forgets what it counted.
     package mutating func reset() -> Change? {
-        moveTo(.closed(Window(length: configuration.window)))
+        moveTo(.closed)
     }
 
     /// Whether the circuit is closed and has counted nothing within the window: it may be forgotten.
     package func isIdle(at now: Duration) -> Bool {
-        guard case .closed(var window) = phase else { return false }
+        guard case .closed = phase else { return false }
+        var window = window
         window.advance(to: now)
         return window.totals.requests == 0
     }
@@ -153,20 +180,22 @@ package struct CircuitBreakerStateMachine: Sendable {
     /// How long the circuit stays open after its `count`th opening in a row: the open duration, doubled for
     /// every failed trial, at most the maximum.
     package func openDuration(afterOpening count: Int) -> Duration {
-        var duration = configuration.openDuration
+        var duration = limits.openDuration
         var doublings = count - 1
         // At most about 130 rounds: a positive duration reaches any maximum (a century) by then.
-        while doublings > 0, duration > .zero, duration < configuration.maximumOpenDuration {
-            duration = min(duration * 2, configuration.maximumOpenDuration)
+        while doublings > 0, duration > .zero, duration < limits.maximumOpenDuration {
+            duration = min(duration * 2, limits.maximumOpenDuration)
             doublings -= 1
         }
         return duration
     }
 
-    /// Enters `next`, starting a new generation; returns the change when the visible state changed.
+    /// Enters `next`, starting a new generation with an empty window; returns the change when the visible state
+    /// changed.
     private mutating func moveTo(_ next: Phase) -> Change? {
         let from = state
         phase = next
+        window = Window(length: limits.window)
         generation &+= 1
         return from == state ? nil : (from, state)
     }

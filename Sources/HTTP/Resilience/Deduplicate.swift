@@ -161,15 +161,21 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
         }
     }
 
-    /// Starts load `load` in a task of its own, which outlives any one caller.
+    /// Starts load `load` in a task of its own, which outlives any one caller. The task starts on this thread and
+    /// runs until it first suspends: a load answered at once (from a cache, say) costs no hop to another thread.
     private func start(_ load: UInt64, request: HTTPRequest) {
-        let upstream = Task { await self.runUpstream(load, request: request) }
+        let upstream: Task<Void, Never>
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            upstream = Task.immediate { await self.runUpstream(load, request: request) }
+        } else {
+            upstream = Task { await self.runUpstream(load, request: request) }
+        }
         let isAbandoned = state.withLock { state -> Bool in
             guard state.loads[load] != nil else { return true }
             state.loads[load]?.upstream = upstream
             return false
         }
-        // Every caller left before the task was stored: nobody else can cancel it.
+        // Every caller left before the task was stored (or it has finished already): nobody else can cancel it.
         if isAbandoned { upstream.cancel() }
     }
 

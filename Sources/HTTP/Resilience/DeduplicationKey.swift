@@ -17,8 +17,10 @@ struct DeduplicationKey: Hashable, Sendable {
     private let port: Int?
     private let path: String
     private let query: String?
-    private let headers: [HTTPHeaders.Field]
+    private let headers: HTTPHeaders
     private let options: [(key: ObjectIdentifier, box: any AnyObject & Sendable)]
+    /// Computed once: a key is hashed when it is looked up, stored and removed.
+    private let hash: Int
 
     /// The key of `request`, leaving out the header fields named in `ignoredFields` (compared without case).
     init(_ request: HTTPRequest, ignoringHeaderFields ignoredFields: [String]) {
@@ -30,17 +32,20 @@ struct DeduplicationKey: Hashable, Sendable {
         path = fields.percentEncodedPath
         query = fields.percentEncodedQuery
         if ignoredFields.isEmpty {
-            headers = Array(fields.headers)
+            headers = fields.headers
         } else {
-            headers = fields.headers.filter { field in
-                !ignoredFields.contains { HTTPHeaders.namesMatch($0, field.name) }
-            }
+            headers = HTTPHeaders(
+                fields.headers.filter { field in !ignoredFields.contains { HTTPHeaders.namesMatch($0, field.name) } })
         }
         options = fields.options
+        var hasher = Hasher()
+        Self.hashParts(method, scheme, host, port, path, query, headers, options, into: &hasher)
+        hash = hasher.finalize()
     }
 
     static func == (lhs: DeduplicationKey, rhs: DeduplicationKey) -> Bool {
-        guard lhs.method == rhs.method, lhs.scheme == rhs.scheme, lhs.host == rhs.host, lhs.port == rhs.port,
+        guard lhs.hash == rhs.hash, lhs.method == rhs.method, lhs.scheme == rhs.scheme, lhs.host == rhs.host,
+            lhs.port == rhs.port,
             lhs.path == rhs.path, lhs.query == rhs.query, lhs.headers.count == rhs.headers.count,
             lhs.options.count == rhs.options.count
         else { return false }
@@ -57,6 +62,14 @@ struct DeduplicationKey: Hashable, Sendable {
     }
 
     func hash(into hasher: inout Hasher) {
+        hasher.combine(hash)
+    }
+
+    private static func hashParts(
+        _ method: HTTPMethod, _ scheme: String, _ host: String?, _ port: Int?, _ path: String, _ query: String?,
+        _ headers: HTTPHeaders, _ options: [(key: ObjectIdentifier, box: any AnyObject & Sendable)],
+        into hasher: inout Hasher
+    ) {
         hasher.combine(method)
         hasher.combine(scheme)
         hasher.combine(host)
