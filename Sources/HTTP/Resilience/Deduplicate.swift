@@ -116,13 +116,11 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
     public var waitingCount: Int { state.withLock { $0.waiters.count } }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        guard methods.contains(request.method), request.body.isEmpty, request.deduplication != .never,
-            !request.isPartOfReset
-        else { return await loadAlone(request) }
+        // This frame, and `wait`'s, are what a waiting caller holds, so they stay small: the key and the results
+        // are made out of line.
+        guard isShareable(request) else { return await loadAlone(request) }
         if Task.isCancelled { return .failure(cancelledBeforeSending(request)) }
-
-        let key = DeduplicationKey(request, ignoringHeaderFields: ignoredHeaderFields)
-        switch admit(key) {
+        switch admit(request) {
         case .refused:
             return .failure(refusal(of: request))
         case .starts(let load, let caller):
@@ -131,6 +129,12 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
         case .joins(let load, let caller):
             return await wait(as: caller, of: load, request: request, isLeader: false)
         }
+    }
+
+    /// Whether `request` may share a load: a method of ``methods``, no body, not opted out, not a reset's own.
+    private func isShareable(_ request: HTTPRequest) -> Bool {
+        methods.contains(request.method) && request.body.isEmpty && request.deduplication != .never
+            && !request.isPartOfReset
     }
 
     /// Loads a request that shares nothing; during a reset, only a loader's own reset traffic goes.
@@ -142,9 +146,11 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
         return await loadNext(request)
     }
 
-    /// Joins the load in flight for `key`, or registers a new one.
-    private func admit(_ key: DeduplicationKey) -> Admission {
-        state.withLock { state -> Admission in
+    /// Joins the load in flight for an identical request, or registers a new one.
+    @inline(never)
+    private func admit(_ request: HTTPRequest) -> Admission {
+        let key = DeduplicationKey(request, ignoringHeaderFields: ignoredHeaderFields)
+        return state.withLock { state -> Admission in
             if state.resetsInProgress > 0 { return .refused }
             let caller = state.waiters.nextID()
             if let load = state.loadForKey[key] {
@@ -202,6 +208,7 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
     }
 
     /// Waits, as caller `caller`, for the result of load `load`, or leaves it when the task is cancelled.
+    @inline(never)
     private func wait(as caller: UInt64, of load: UInt64, request: HTTPRequest, isLeader: Bool) async -> HTTPResult {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -215,6 +222,12 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
         } onCancel: {
             leave(load, caller: caller)
         }
+        return answer(of: caller, for: request, isLeader: isLeader)
+    }
+
+    /// What caller `caller`, woken, returns: the shared result for its request, or its cancellation.
+    @inline(never)
+    private func answer(of caller: UInt64, for request: HTTPRequest, isLeader: Bool) -> HTTPResult {
         switch state.withLock({ $0.waiters.takeAnswer(caller) }) {
         case .result(let result)?:
             return isLeader ? result : self.result(result, for: request)
