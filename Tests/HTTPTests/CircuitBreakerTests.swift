@@ -298,6 +298,7 @@ import Testing
             let abandoned = breaker.transitions()
             _ = abandoned  // dropped unread: its buffer goes with it
         }
+        await eventually { breaker.observerCount == 2 }
         await Self.send(Array(repeating: .serviceUnavailable, count: 4), to: chain, mock: mock)
         await first.waitFor(1)
         await second.waitFor(1)

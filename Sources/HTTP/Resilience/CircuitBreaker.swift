@@ -126,6 +126,9 @@ public final class CircuitBreaker: HTTPLoader, @unchecked Sendable {
     /// The number of origins with a circuit; for tests.
     package var circuitCount: Int { state.withLock { $0.circuits.count } }
 
+    /// The number of streams from ``transitions()`` still being fed; for tests.
+    package var observerCount: Int { state.withLock { $0.observers.count } }
+
     /// Every change of a circuit's state from now on, in order, until the breaker is gone.
     ///
     /// Each call returns a new stream; iterate it in a task of its own. Changes are buffered until read.
