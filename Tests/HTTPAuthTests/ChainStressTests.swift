@@ -10,7 +10,7 @@ import Testing
 /// and no delegate: authenticated requests then fail with `.cannotAuthenticate`.
 @Suite struct ChainStressTests {
     enum Link: CaseIterable {
-        case resetGuard, auth, retry, throttle, environment, recorder
+        case resetGuard, auth, retry, throttle, environment, recorder, deduplicate, circuitBreaker
     }
 
     @Test(arguments: 0..<4)
@@ -52,6 +52,7 @@ import Testing
             credentials: token)
         let basic = BasicAuth(origins: ["stress.example"], credentials: BasicCredentials(username: "u", password: "p"))
         let recorder = Recorder()
+        let deduplicate = Deduplicate()
         var loaders: [HTTPLoader] = order.map { link in
             switch link {
             case .resetGuard: ResetGuard()
@@ -60,6 +61,8 @@ import Testing
             case .throttle: throttle
             case .environment: ApplyEnvironment(environment: ServerEnvironment(host: "stress.example"))
             case .recorder: recorder
+            case .deduplicate: deduplicate
+            case .circuitBreaker: CircuitBreaker()
             }
         }
         loaders.append(terminal)
@@ -82,7 +85,8 @@ import Testing
             await withTaskGroup(of: Void.self) { group in
                 var cancellers: [@Sendable () -> Void] = []
                 for index in 0..<loadCount {
-                    var request = HTTPRequest(path: "/item/\(index)")
+                    // Some paths repeat, so that Deduplicate has loads in flight to share.
+                    var request = HTTPRequest(path: "/item/\(index % 300)")
                     request.authenticationMethod = plans[index].method
                     // ApplyEnvironment may come after Auth in this order: name the host so that every order
                     // authenticates.
@@ -92,7 +96,8 @@ import Testing
                         let outcome = result.response.map { "\($0.status.rawValue)" } ?? result.error!.code.rawValue
                         tally.withLock { $0[outcome, default: 0] += 1 }
                         if let error = result.error,
-                            ![.cancelled, .resetInProgress, .cannotConnect, .cannotAuthenticate].contains(error.code)
+                            ![.cancelled, .resetInProgress, .cannotConnect, .cannotAuthenticate, .circuitOpen].contains(
+                                error.code)
                         {
                             unexpected.withLock { $0.append("\(index): \(error)") }
                         }
@@ -143,5 +148,6 @@ import Testing
         #expect(
             entries.allSatisfy { $0.request.headers["Authorization"].map { $0.hasSuffix("<redacted>") } ?? true },
             "\(context)")
+        #expect(deduplicate.waitingCount == 0 && deduplicate.inFlightCount == 0, "\(context)")
     }
 }

@@ -91,4 +91,42 @@ import Testing
             return
         }
     }
+
+    @Test func aRequestsOriginIsTheSameWithAndWithoutTheShortcutForLowercaseHosts() {
+        let seed = SplitMix64.seed()
+        var random = SplitMix64(seed: seed)
+        let alphabet = Array("abcXYZ019-._~[]:%é ".unicodeScalars)
+        var hosts = [
+            "api.example.com", "API.example.com", "[::1]", "127.0.0.1", "xn--bcher-kva.example", "bücher.example",
+        ]
+        for _ in 0..<500 {
+            let length = Int.random(in: 1...12, using: &random)
+            hosts.append(
+                String(String.UnicodeScalarView((0..<length).map { _ in alphabet.randomElement(using: &random)! })))
+        }
+        for host in hosts {
+            for scheme in ["https", "http", "HTTPS", "wss", "ftp"] {
+                for port in [nil, 443, 80, 8443] as [Int?] {
+                    let request = HTTPRequest(scheme: scheme, host: host, port: port)
+                    #expect(
+                        request.origin == Origin(scheme: scheme, host: host, port: port),
+                        "seed \(seed): \(scheme)://\(host):\(port.map(String.init) ?? "-")")
+                }
+            }
+        }
+    }
+
+    @Test func theLowercaseNameShortcutAcceptsExactlyTheHostsTheFullCheckLeavesUnchanged() {
+        for value in 1..<0x250 {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            for host in [String(scalar), "a\(scalar)b.example"] {
+                let unchanged =
+                    HostName.check(host) == .valid(host) && host.lowercased() == host && !host.hasPrefix("[")
+                #expect(
+                    HostName.isLowercaseASCIIName(host) == (unchanged && host.utf8.allSatisfy { $0 < 0x80 }), "\(value)"
+                )
+            }
+        }
+        #expect(!HostName.isLowercaseASCIIName(""))
+    }
 }

@@ -2,9 +2,10 @@ import Benchmark
 import BenchmarkSupport
 
 // Time and allocations per request in process, over a canned terminal (see CannedResponse for why not
-// MockLoader): the terminal alone, the default chain, 0…16 pass-through loaders, and swift-openapi-runtime's
-// UniversalClient with 0…16 pass-through middlewares over a canned transport. Every figure is per request
-// (the scaling factor is 1,000 requests per iteration).
+// MockLoader): the terminal alone, the default chain, 0…16 pass-through loaders, CircuitBreaker (closed, and open:
+// refusing) and Deduplicate (nothing to share), and swift-openapi-runtime's UniversalClient with 0…16 pass-through
+// middlewares over a canned transport. Every figure is per request (the scaling factor is 1,000 requests per
+// iteration).
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .mallocCountTotal],
@@ -30,6 +31,14 @@ let benchmarks: @Sendable () -> Void = {
     }
     for count in [0, 1, 4, 8, 16] {
         register("loaders: \(count) pass-through") { .passThroughLoaders(count) }
+    }
+    register("CircuitBreaker, closed") { .closedCircuitBreaker() }
+    register("Deduplicate, nothing shared") { .deduplicateAlone() }
+    Benchmark("CircuitBreaker, open: a refused request") { benchmark async in
+        let subject = await InProcessSubject.openCircuitBreaker()
+        _ = await subject.run(iterations: 1)
+        benchmark.startMeasurement()
+        blackHole(await subject.run(iterations: benchmark.scaledIterations.count))
     }
     register("openapi-runtime: CannedTransport alone") { .openAPITransport(CannedTransport()) }
     for count in [0, 1, 4, 8, 16] {

@@ -11,6 +11,8 @@ public enum InProcessSubject: Sendable {
     case openAPI(OpenAPIClient)
     /// ``CannedTransport`` called directly, without `UniversalClient`.
     case openAPITransport(CannedTransport)
+    /// A chain that refuses `request` at once with `circuitOpen` (an open `CircuitBreaker`).
+    case refusals(HTTPLoader, request: HTTP.HTTPRequest)
 
     /// The terminal alone: the baseline of the default chain.
     public static func terminal() -> InProcessSubject {
@@ -47,6 +49,13 @@ public enum InProcessSubject: Sendable {
                 switch await chain.load(request) {
                 case .success(let response): checksum &+= response.status.rawValue
                 case .failure(let error): preconditionFailure("the in-process chain failed: \(error)")
+                }
+            }
+        case .refusals(let chain, let request):
+            for _ in 0..<iterations {
+                switch await chain.load(request) {
+                case .failure(let error) where error.code == .circuitOpen: checksum &+= 1
+                case let result: preconditionFailure("the open circuit breaker did not refuse: \(result)")
                 }
             }
         case .openAPI(let client):

@@ -7,7 +7,7 @@ import Synchronization
 /// A place where requests wait, set up so that every request but the first waits there until released.
 ///
 /// Each case is one way a request can be parked: behind ``Throttle`` with one slot, held by the first
-/// request, and behind a pending OAuth token refresh.
+/// request, behind a pending OAuth token refresh, and waiting for a load `Deduplicate` shares.
 public struct ParkingCase: Sendable {
     /// A short name for tables.
     public let name: String
@@ -20,7 +20,7 @@ public struct ParkingCase: Sendable {
     }
 
     /// Every case the benchmarks run.
-    public static let all: [ParkingCase] = [.throttle, .tokenRefresh]
+    public static let all: [ParkingCase] = [.throttle, .tokenRefresh, .deduplicate]
 
     /// The floor under every case: the terminal alone holds every request, each parked on one continuation in
     /// an array. What a case costs beyond this is the cost of its parking place.

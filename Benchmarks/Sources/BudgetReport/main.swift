@@ -5,7 +5,7 @@ import Foundation
 // FAIL. Run by scripts/bench.sh, which starts nginx and sets NGINX_URL; without NGINX_URL the loopback
 // section is skipped.
 //
-//   BudgetReport [--quick] [--strict] [--only inprocess,cold,loopback,scale,breakdown] [--breakdown]
+//   BudgetReport [--quick] [--strict] [--only inprocess,cold,loopback,scale,resilience,breakdown] [--breakdown]
 //                [--loopback-rounds N] [--loopback-slices N] [--seed N]
 //   BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
 //   BudgetReport --send CLIENT COUNT [CONCURRENCY]
@@ -37,7 +37,7 @@ import Foundation
 struct Options {
     var quick = false
     var strict = false
-    var sections: Set<String> = ["inprocess", "cold", "loopback", "scale"]
+    var sections: Set<String> = ["inprocess", "cold", "loopback", "scale", "resilience"]
     var spin: (subject: InProcessSubject, seconds: Double)?
     var loopbackRounds: Int?
     var loopbackSlices: Int?
@@ -143,7 +143,8 @@ struct Options {
         FileHandle.standardError.write(
             Data(
                 """
-                usage: BudgetReport [--quick] [--strict] [--only inprocess,cold,loopback,scale,breakdown] [--breakdown]
+                usage: BudgetReport [--quick] [--strict] [--only inprocess,cold,loopback,scale,resilience,breakdown]
+                                    [--breakdown]
                                     [--loopback-rounds N] [--loopback-slices N] [--seed N]
                        BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
                        BudgetReport --send CLIENT COUNT [CONCURRENCY]
@@ -214,6 +215,13 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
             await measureParking(runs: options.quick ? 1 : 3, counts: [1_000, 10_000, 100_000])
         )
         sections.append(await measureRefreshStorm(runs: options.quick ? 1 : 5))
+    }
+    if options.sections.contains("resilience") {
+        progress("new loaders…")
+        sections.append(
+            await measureResilience(
+                rounds: options.quick ? 3 : 9, iterations: options.quick ? 20_000 : 200_000, runs: options.quick ? 1 : 5)
+        )
     }
     return sections
 }

@@ -30,6 +30,9 @@ package struct Waiters<Answer> {
     /// Whether request `id` is parked and not yet answered.
     package func isWaiting(_ id: UInt64) -> Bool { waiting[id] != nil }
 
+    /// Whether request `id` has an answer it has not taken yet: given before it parked, it must not park.
+    package func isAnswered(_ id: UInt64) -> Bool { answers[id] != nil }
+
     /// Parks request `id` until it is answered.
     package mutating func park(_ id: UInt64, _ continuation: CheckedContinuation<Void, Never>) {
         waiting[id] = continuation

@@ -52,13 +52,14 @@ public final class RetryBudget: Sendable {
     }
 
     /// Records the outcome of an attempt as a success or a failure; see ``recordSuccess()`` and
-    /// ``recordFailure()``. Cancelled and reset attempts say nothing about the server and are not counted.
+    /// ``recordFailure()``. Cancelled and reset attempts, invalid requests and requests a ``CircuitBreaker`` refused
+    /// without sending them say nothing about the server and are not counted.
     public func record(_ result: HTTPResult) {
         switch result {
         case .success(let response):
             record(response.status)
         case .failure(let error):
-            if error.code != .cancelled && error.code != .resetInProgress && error.code != .invalidRequest {
+            if ![.cancelled, .resetInProgress, .invalidRequest, .circuitOpen].contains(error.code) {
                 recordFailure()
             }
         }

@@ -39,7 +39,7 @@ public struct HTTPRequest: Sendable {
 
     @usableFromInline
     struct Fields {
-        let id: UUID
+        var id: UUID
         var method: HTTPMethod
         var headers: HTTPHeaders
         var body: any HTTPBody
@@ -75,6 +75,12 @@ public struct HTTPRequest: Sendable {
 
     /// Identifies this request; copies share it, so every attempt of a retried request has the same `id`.
     public var id: UUID { storage.fields.id }
+
+    /// Gives this copy the identifier of `other`, for a loader that answers a request with the result of an
+    /// identical one (``Deduplicate``).
+    mutating func adoptID(of other: HTTPRequest) {
+        uniqueStorage().fields.id = other.id
+    }
 
     /// The request method. Defaults to `GET`.
     public var method: HTTPMethod {

@@ -40,6 +40,18 @@ enum HostName {
         return checkInternationalName(host)
     }
 
+    /// Whether `host` is a registered name already in wire form and lowercase — ASCII name bytes, no capitals — as
+    /// nearly every host is: ``check(_:)`` would return it unchanged, and lowercasing would not change it either.
+    static func isLowercaseASCIIName(_ host: String) -> Bool {
+        // Bit n of `low` is byte n, of `high` byte 64 + n: `-`, `.`, `0`–`9`; `_`, `a`–`z`, `~`.
+        let low: UInt64 = 1 << 0x2D | 1 << 0x2E | 0x3FF << 0x30
+        let high: UInt64 = 1 << (0x5F - 64) | 0x3FF_FFFF << (0x61 - 64) | 1 << (0x7E - 64)
+        return !host.isEmpty
+            && host.utf8.allSatisfy { byte in
+                byte < 64 ? low & (1 << UInt64(byte)) != 0 : byte < 128 && high & (1 << UInt64(byte - 64)) != 0
+            }
+    }
+
     /// `host` with brackets around an IPv6 address: some versions of `URLComponents` hand one over without them.
     static func bracketingIPv6(_ host: String) -> String {
         host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host

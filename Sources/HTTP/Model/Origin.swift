@@ -126,6 +126,24 @@ extension HTTPRequest {
     /// ``ApplyEnvironment`` fills one in).
     public var origin: Origin? {
         guard let host else { return nil }
-        return Origin(scheme: scheme, host: host, port: port)
+        return Origin(wireFormScheme: scheme, host: host, port: port) ?? Origin(scheme: scheme, host: host, port: port)
+    }
+}
+
+extension Origin {
+    /// The origin of an `http` or `https` request whose host is already lowercase ASCII, as nearly every one is:
+    /// the same as ``init(scheme:host:port:)`` without the copies it makes to lowercase and check the parts, for
+    /// loaders that ask every request for its origin (``CircuitBreaker``). `nil` for any other request.
+    init?(wireFormScheme scheme: String, host: String, port: Int?) {
+        let defaultPort: Int
+        switch scheme {
+        case "https": defaultPort = 443
+        case "http": defaultPort = 80
+        default: return nil
+        }
+        guard HostName.isLowercaseASCIIName(host) else { return nil }
+        self.scheme = scheme
+        self.host = host
+        self.port = port ?? defaultPort
     }
 }

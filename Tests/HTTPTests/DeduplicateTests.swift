@@ -1,0 +1,397 @@
+import Foundation
+import Testing
+
+@testable import HTTP
+
+@Suite struct DeduplicateTests {
+    private static func request(
+        _ path: String = "/people/42", method: HTTPMethod = .get, headers: HTTPHeaders = [:]
+    ) -> HTTPRequest {
+        HTTPRequest(method: method, host: "api.example.com", path: path, headers: headers)
+    }
+
+    /// Starts a load of each request through `chain`, one after another, each once `deduplicate` counts it waiting.
+    private static func start(
+        _ requests: [HTTPRequest], through chain: HTTPLoader, counting deduplicate: Deduplicate
+    ) async -> [Task<HTTPResult, Never>] {
+        var tasks: [Task<HTTPResult, Never>] = []
+        for request in requests {
+            let before = deduplicate.waitingCount
+            tasks.append(Task { await chain.load(request) })
+            await eventually { deduplicate.waitingCount == before + 1 }
+        }
+        return tasks
+    }
+
+    @Test func identicalRequestsInFlightShareOneLoadAndEachGetsItsOwnRequestBack() async {
+        let gate = GateLoader()
+        let deduplicate = Deduplicate()
+        let chain = deduplicate --> gate
+        let requests = (0..<3).map { _ in Self.request(headers: ["Accept": "application/json"]) }
+        let loads = await Self.start(requests, through: chain, counting: deduplicate)
+        await gate.waitForRunning(1)
+        #expect(deduplicate.inFlightCount == 1)
+
+        gate.releaseOldest()
+        for (request, load) in zip(requests, loads) {
+            let response = await load.value.response
+            #expect(response?.status == .ok)
+            #expect(response?.request.id == request.id)
+            #expect(response?.request.headers["Accept"] == "application/json")
+        }
+        #expect(gate.arrivals == ["/people/42"])
+        #expect(deduplicate.inFlightCount == 0 && deduplicate.waitingCount == 0)
+    }
+
+    @Test func aThousandConcurrentIdenticalRequestsMakeOneLoad() async {
+        let gate = GateLoader()
+        let deduplicate = Deduplicate()
+        let chain = deduplicate --> gate
+        let request = Self.request()
+        let statuses = await withTaskGroup(of: HTTPStatus?.self) { group in
+            for _ in 0..<1_000 { group.addTask { await chain.load(request).response?.status } }
+            await eventually { deduplicate.waitingCount == 1_000 }
+            gate.releaseOldest()
+            var statuses: [HTTPStatus?] = []
+            for await status in group { statuses.append(status) }
+            return statuses
+        }
+        #expect(statuses.count == 1_000 && statuses.allSatisfy { $0 == .ok })
+        #expect(gate.arrivals.count == 1)
+    }
+
+    @Test(arguments: [
+        ("another path", request("/people/43")),
+        (
+            "another query",
+            HTTPRequest(host: "api.example.com", path: "/people/42", query: [.init(name: "v", value: "2")])
+        ),
+        ("another host", HTTPRequest(host: "www.example.com", path: "/people/42")),
+        ("another scheme", HTTPRequest(scheme: "http", host: "api.example.com", path: "/people/42")),
+        ("another port", HTTPRequest(host: "api.example.com", port: 8443, path: "/people/42")),
+        ("HEAD", request(method: .head)),
+        ("other credentials", request(headers: ["Authorization": "Bearer other"])),
+        ("a header more", request(headers: ["Authorization": "Bearer token", "Accept": "text/plain"])),
+    ])
+    func requestsThatDifferShareNothing(difference: String, other: HTTPRequest) async {
+        let gate = GateLoader()
+        let deduplicate = Deduplicate()
+        let chain = deduplicate --> gate
+        let first = Self.request(headers: ["Authorization": "Bearer token"])
+        let loads = await Self.start([first, other], through: chain, counting: deduplicate)
+        await gate.waitForRunning(2)
+        #expect(deduplicate.inFlightCount == 2, "\(difference)")
+        gate.releaseOldest()
+        gate.releaseOldest()
+        for load in loads { #expect(await load.value.response?.status == .ok) }
+    }
+
+    @Test func requestsWithDifferentOptionsShareNothing() async {
+        let gate = GateLoader()
+        let deduplicate = Deduplicate()
+        let chain = deduplicate --> gate
+        var slow = Self.request()
+        slow.timeout = .seconds(60)
+        var quick = Self.request()
+        quick.timeout = .seconds(1)
+        var quickToo = Self.request()
+        quickToo.timeout = .seconds(1)
+        let loads = await Self.start([slow, quick, quickToo], through: chain, counting: deduplicate)
+        await gate.waitForRunning(2)
+        #expect(deduplicate.inFlightCount == 2)  // equal options share
+        gate.releaseOldest()
+        gate.releaseOldest()
+        for load in loads { #expect(await load.value.response?.status == .ok) }
+        #expect(gate.arrivals.count == 2)
+    }
+
+    @Test func unsafeMethodsBodiesAndOptedOutRequestsGoAlone() async {
+        let gate = GateLoader()
+        let deduplicate = Deduplicate(methods: [.get, .post])  // POST is not safe: left out
+        #expect(deduplicate.methods == [.get])
+        let chain = deduplicate --> gate
+        var optedOut = Self.request()
+        optedOut.deduplication = .never
+        let requests = [
+            Self.request(method: .post), Self.request(method: .post), Self.request(method: .put),
+            Self.request(method: .delete), Self.request(method: .options), optedOut, optedOut,
+        ]
+        let loads = requests.map { request in Task { await chain.load(request) } }
+        await gate.waitForRunning(requests.count)
+        #expect(deduplicate.inFlightCount == 0 && deduplicate.waitingCount == 0)
+        for _ in requests { gate.releaseOldest() }
+        for load in loads { #expect(await load.value.response?.status == .ok) }
+    }
+
+    @Test func ignoredHeaderFieldsDoNotMakeRequestsDifferentAndEachCallerKeepsItsOwn() async {
+        let gate = GateLoader()
+        let deduplicate = Deduplicate(ignoringHeaderFields: ["x-request-id"])
+        let chain = deduplicate --> gate
+        var requests = (1...3).map { Self.request(headers: ["Accept": "*/*", "X-Request-ID": "trace-\($0)"]) }
+        requests[2].fragment = "section"
+        let loads = await Self.start(requests, through: chain, counting: deduplicate)
+        await gate.waitForRunning(1)
+        gate.releaseOldest()
+        for (index, load) in loads.enumerated() {
+            let sent = await load.value.response?.request
+            #expect(sent?.id == requests[index].id)
+            #expect(sent?.headers.values(for: "X-Request-ID") == ["trace-\(index + 1)"])
+            #expect(sent?.headers["Accept"] == "*/*")
+            #expect(sent?.fragment == requests[index].fragment)
+        }
+        #expect(gate.arrivals.count == 1)
+    }
+
+    @Test func headerNamesAreComparedWithoutCase() async {
+        let gate = GateLoader()
+        let deduplicate = Deduplicate()
+        let chain = deduplicate --> gate
+        let loads = await Self.start(
+            [Self.request(headers: ["Accept": "text/plain"]), Self.request(headers: ["accept": "text/plain"])],
+            through: chain, counting: deduplicate)
+        await gate.waitForRunning(1)
+        gate.releaseOldest()
+        for load in loads { #expect(await load.value.response?.status == .ok) }
+        #expect(gate.arrivals.count == 1)
+    }
+
+    @Test func everyCallerGetsTheErrorWithItsOwnRequest() async {
+        let mock = MockLoader().then { request in
+            try? await Task.sleep(for: .milliseconds(50))
+            return .failure(HTTPError(.cannotConnect, request: request))
+        }
+        let deduplicate = Deduplicate()
+        let chain = deduplicate --> mock
+        let requests = [Self.request(), Self.request()]
+        let loads = await Self.start(requests, through: chain, counting: deduplicate)
+        for (request, load) in zip(requests, loads) {
+            let error = await load.value.error
+            #expect(error?.code == .cannotConnect)
+            #expect(error?.request.id == request.id)
+        }
+        #expect(mock.receivedRequests.count == 1)
+    }
+
+    @Test func aRequestAfterTheSharedLoadCompletedStartsANewOne() async {
+        let mock = MockLoader().then(status: .ok).then(status: .notModified)
+        let chain = Deduplicate() --> mock
+        #expect(await chain.load(Self.request()).response?.status == .ok)
+        #expect(await chain.load(Self.request()).response?.status == .notModified)
+        #expect(mock.receivedRequests.count == 2)
+    }
+
+    @Test func aCancelledCallerLeavesAtOnceWhileTheOthersGoOn() async {
+        let gate = GateLoader()
+        let deduplicate = Deduplicate()
+        let chain = deduplicate --> gate
+        let loads = await Self.start(
+            [Self.request(), Self.request(), Self.request()], through: chain, counting: deduplicate)
+        await gate.waitForRunning(1)
+
+        loads[1].cancel()
+        let cancelled = await loads[1].value
+        #expect(cancelled.error?.code == .cancelled)
+        #expect(gate.running == 1, "the shared load must go on for the others")
+        #expect(deduplicate.waitingCount == 2)
+
+        gate.releaseOldest()
+        #expect(await loads[0].value.response?.status == .ok)
+        #expect(await loads[2].value.response?.status == .ok)
+    }
+
+    @Test func theSharedLoadIsCancelledWhenItsLastCallerLeaves() async {
+        let gate = GateLoader()
+        let deduplicate = Deduplicate()
+        let chain = deduplicate --> gate
+        let loads = await Self.start([Self.request(), Self.request()], through: chain, counting: deduplicate)
+        await gate.waitForRunning(1)
+
+        loads[0].cancel()
+        #expect(await loads[0].value.error?.code == .cancelled)
+        #expect(gate.running == 1)
+        loads[1].cancel()
+        #expect(await loads[1].value.error?.code == .cancelled)
+        await eventually { gate.running == 0 }  // the gate's load was cancelled
+        await eventually { deduplicate.inFlightCount == 0 }
+
+        // A request arriving now starts a new load rather than joining the abandoned one.
+        let next = Task { await chain.load(Self.request()) }
+        await eventually { gate.arrivals.count == 2 }
+        gate.releaseOldest()
+        #expect(await next.value.response?.status == .ok)
+    }
+
+    @Test func aCallerCancelledBeforeItArrivesIsNotSent() async {
+        let mock = MockLoader().then(status: .ok)
+        let chain = Deduplicate() --> mock
+        let load = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await chain.load(Self.request())
+        }
+        #expect(await load.value.error?.code == .cancelled)
+        #expect(mock.receivedRequests.isEmpty)
+    }
+
+    @Test func aDrainingResetLetsJoinedCallersFinishAndRefusesNewOnes() async {
+        let gate = GateLoader()
+        let deduplicate = Deduplicate()
+        let signal = ResetSignal()
+        let chain = signal --> deduplicate --> gate
+        let loads = await Self.start([Self.request(), Self.request()], through: chain, counting: deduplicate)
+        await gate.waitForRunning(1)
+
+        let done = Locked(false)
+        let reset = Task {
+            await chain.reset(mode: .drain)
+            done.withLock { $0 = true }
+        }
+        await eventually { signal.isResetting }
+        #expect(await chain.load(Self.request()).error?.code == .resetInProgress)
+        var unsafe = Self.request(method: .post)
+        unsafe.deduplication = .never
+        #expect(await chain.load(unsafe).error?.code == .resetInProgress)
+        #expect(!done.value, "the reset returned while a shared load was in flight")
+
+        gate.releaseOldest()
+        for load in loads { #expect(await load.value.response?.status == .ok) }
+        await reset.value
+        #expect(gate.arrivals.count == 1)
+        let after = Task { await chain.load(Self.request()) }
+        await gate.waitForRunning(1)
+        gate.releaseOldest()
+        #expect(await after.value.response?.status == .ok)
+    }
+
+    @Test func aCancellingResetCancelsTheSharedLoadForEveryCaller() async {
+        let mock = MockLoader().then { request in
+            try? await Task.sleep(for: .seconds(3_600))
+            return .success(HTTPResponse(request: request))
+        }
+        let deduplicate = Deduplicate()
+        let chain = deduplicate --> mock
+        let loads = await Self.start([Self.request(), Self.request()], through: chain, counting: deduplicate)
+        await eventually { mock.receivedRequests.count == 1 }
+        await chain.reset(mode: .cancel)
+        for load in loads { #expect(await load.value.error?.code == .cancelled) }
+        #expect(deduplicate.inFlightCount == 0 && deduplicate.waitingCount == 0)
+    }
+
+    @Test func requestsSentAsPartOfAResetGoThrough() async {
+        let mock = MockLoader().then(status: .ok)
+        let deduplicate = Deduplicate()
+        let chain = deduplicate --> mock
+        deduplicate.beginReset(.drain)
+        var revocation = Self.request("/revoke")
+        revocation.isPartOfReset = true
+        #expect(await chain.load(revocation).response?.status == .ok)
+        deduplicate.endReset()
+    }
+
+    @Test(arguments: 0..<2)
+    func everyLoadCompletesExactlyOnceUnderRandomCancellation(run: Int) async throws {
+        let seed = SplitMix64.seed()
+        var random = SplitMix64(seed: seed)
+        let loadCount = 1_000
+        let mock = MockLoader()
+        for _ in 0..<loadCount {
+            let latency = Int.random(in: 0...2_000, using: &random)
+            mock.then { request in
+                do {
+                    try await Task.sleep(for: .microseconds(latency))
+                } catch {
+                    return .failure(HTTPError(.cancelled, request: request))
+                }
+                return .success(HTTPResponse(request: request))
+            }
+        }
+        let deduplicate = Deduplicate()
+        let chain = deduplicate --> mock
+        let paths = (0..<loadCount).map { _ in "/item/\(Int.random(in: 0..<20, using: &random))" }
+        let cancelled = Set((0..<loadCount).shuffled(using: &random).prefix(loadCount / 3))
+        let completions = Locked([Int](repeating: 0, count: loadCount))
+        let wrongRequest = Locked(0)
+
+        let finished = await withDeadline(seconds: 120) {
+            await withTaskGroup(of: Void.self) { group in
+                var tasks: [Task<Void, Never>] = []
+                for index in 0..<loadCount {
+                    let request = Self.request(paths[index])
+                    let task = Task {
+                        let result = await chain.load(request)
+                        completions.withLock { $0[index] += 1 }
+                        let answered = result.response?.request ?? result.error?.request
+                        if answered?.id != request.id { wrongRequest.withLock { $0 += 1 } }
+                    }
+                    tasks.append(task)
+                    group.addTask { await task.value }
+                    if index.isMultiple(of: 50) { await Task.yield() }
+                }
+                for index in cancelled { tasks[index].cancel() }
+            }
+            return true
+        }
+        try #require(finished == true, "seed \(seed): loads still pending")
+        let counts = completions.value
+        #expect(counts.allSatisfy { $0 == 1 }, "seed \(seed)")
+        #expect(wrongRequest.value == 0, "seed \(seed)")
+        #expect(deduplicate.inFlightCount == 0 && deduplicate.waitingCount == 0, "seed \(seed)")
+        let sent = mock.receivedRequests.count
+        print("DeduplicateTests: seed \(seed): \(loadCount) loads, \(sent) sent")
+        #expect(sent < loadCount, "seed \(seed): nothing was shared")
+    }
+}
+
+@Suite struct DeduplicationKeyTests {
+    private static let base = HTTPRequest(host: "api.example.com", path: "/a", headers: ["Accept": "*/*"])
+
+    private static func key(_ request: HTTPRequest, ignoring fields: [String] = []) -> DeduplicationKey {
+        DeduplicationKey(request, ignoringHeaderFields: fields)
+    }
+
+    @Test func optionsAreComparedInAnyOrderHashableOnesByValue() {
+        var first = Self.base
+        first.timeout = .seconds(5)
+        first.redirectPolicy = .doNotFollow
+        var second = Self.base
+        second.redirectPolicy = .doNotFollow
+        second.timeout = .seconds(5)
+        #expect(Self.key(first) == Self.key(second))
+        #expect(Self.key(first).hashValue == Self.key(second).hashValue)
+        second.timeout = .seconds(6)
+        #expect(Self.key(first) != Self.key(second))
+    }
+
+    @Test func otherOptionsAreComparedByIdentity() {
+        var first = Self.base
+        first.retryStrategy = Backoff.never
+        let copy = first
+        var second = Self.base
+        second.retryStrategy = Backoff.never
+        #expect(Self.key(first) == Self.key(copy))
+        #expect(Self.key(first) != Self.key(second))
+    }
+
+    @Test func anOptionSetToItsDefaultStillMakesADifference() {
+        var explicit = Self.base
+        explicit.throttle = .always
+        #expect(Self.key(explicit) != Self.key(Self.base))
+    }
+
+    @Test func headerOrderValuesAndCaseOfValuesMatter() {
+        let ab = HTTPRequest(host: "a.example", headers: ["A": "1", "B": "2"])
+        let ba = HTTPRequest(host: "a.example", headers: ["B": "2", "A": "1"])
+        let upper = HTTPRequest(host: "a.example", headers: ["A": "X", "B": "2"])
+        let lower = HTTPRequest(host: "a.example", headers: ["a": "x", "b": "2"])
+        #expect(Self.key(ab) != Self.key(ba))
+        #expect(Self.key(upper) != Self.key(lower))
+        #expect(Self.key(HTTPRequest(host: "a.example", headers: ["a": "1", "b": "2"])) == Self.key(ab))
+    }
+
+    @Test func ignoredFieldsAndTheFragmentAreLeftOut() {
+        var traced = Self.base
+        traced.headers["Traceparent"] = "00-abc-01"
+        traced.fragment = "top"
+        #expect(Self.key(traced, ignoring: ["traceparent"]) == Self.key(Self.base, ignoring: ["traceparent"]))
+        #expect(Self.key(traced) != Self.key(Self.base))
+    }
+}
