@@ -197,7 +197,7 @@ private final class SecurityIdentity: Hashable, @unchecked Sendable {
     }
 
     static func == (lhs: SecurityIdentity, rhs: SecurityIdentity) -> Bool {
-        lhs.identity === rhs.identity && lhs.intermediates.elementsEqual(rhs.intermediates, by: ===)
+        lhs.identity === rhs.identity && lhs.intermediates.elementsEqual(rhs.intermediates) { $0 === $1 }
     }
 
     func hash(into hasher: inout Hasher) {

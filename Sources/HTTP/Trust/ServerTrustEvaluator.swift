@@ -67,6 +67,6 @@ public enum DefaultTrustEvaluation: Sendable, Hashable {
     /// certificate or a private authority the platform does not know. It must then check what the platform
     /// would have, the host name included, and trust nothing but the leaf: anyone can send any certificate
     /// after their own. (On Apple platforms the evaluator can still call `SecTrustEvaluateWithError` on
-    /// ``ServerTrust/secTrust`` with anchors of its own.)
+    /// `ServerTrust.secTrust` with anchors of its own.)
     case replaced
 }
