@@ -30,8 +30,8 @@ public struct ServerTrust {
     /// platform *validated*: from the leaf to the trust anchor, including an intermediate or root the server did
     /// not send. That is what makes pinning an intermediate's or a root's key safe: a certificate the server
     /// merely appends to its chain, without the chain depending on it, is not in the validated chain. When an
-    /// evaluator replaces the platform's evaluation (``DefaultTrustEvaluation/replaced``), it is the chain as the
-    /// server sent it, which proves nothing beyond the leaf.
+    /// evaluator replaces the platform's evaluation (``DefaultTrustEvaluation/replaced``), nothing has validated
+    /// the chain: only the leaf is proven, as the handshake shows that the server holds its key.
     public var certificateChain: [Data]
 
     #if canImport(Security)
