@@ -667,6 +667,28 @@ extension DocumentationExamplesTests {
             #endif
         }
 
+        @Test func pinsAndClientCertificatesAreSetPerRequest() throws {
+            // URLSessionBehaviour.md, "Pinning and client certificates".
+            let pinning = try PublicKeyPinning(pins: [
+                "d6qzRu9zOECb90Uez27xWltNsj0e1Md7GkYYkVoZWmM=",  // the CA's key
+                "E9CZ9INDbd+2eRQozYqqbQ2yXLVKB9+xcprMF+44U1g=",  // a backup key, not in use yet
+            ])
+            var payment = HTTPRequest(method: .post, host: "api.example.com", path: "/payments")
+            payment.serverTrustPolicy = .evaluated(by: pinning)
+
+            var avatar = HTTPRequest(host: "cdn.example.net", path: "/avatars/42.png")
+            avatar.serverTrustPolicy = .platformDefault  // not the loader's pins: another company's servers
+
+            // The loader's settings give way to the request's
+            let loader = TLSSettings(serverTrustEvaluator: try PublicKeyPinning(pins: [TrustFixtures.root.pin]))
+            #expect(loader.resolved(for: payment) == TLSSettings(serverTrustEvaluator: pinning))
+            #expect(loader.resolved(for: avatar) == TLSSettings())
+            // Where URLSession cannot check pins, the pinned request fails closed; the other one is sent
+            let refusal = TransportCapabilities.urlSession.refusal(of: payment, with: loader.resolved(for: payment))
+            #expect((refusal != nil) == !TransportCapabilities.urlSession.canEvaluateServerTrust)
+            #expect(TransportCapabilities.urlSession.refusal(of: avatar, with: loader.resolved(for: avatar)) == nil)
+        }
+
         // URLSessionBehaviour.md, "Header validation".
         @Test func headerInjectionIsRefusedBeforeSending() throws {
             var request = HTTPRequest(host: "api.example.com", path: "/search")

@@ -1,4 +1,5 @@
 import Foundation
+import HTTP
 
 /// A Proof Key for Code Exchange (RFC 7636): a secret verifier and the challenge derived from it.
 ///

@@ -1,10 +1,10 @@
-import Foundation
+package import Foundation
 
 #if canImport(CryptoKit)
 import CryptoKit
 #endif
 
-/// The SHA-256 hash function (FIPS 180-4), for PKCE challenges and token checks.
+/// The SHA-256 hash function (FIPS 180-4), for public-key pins, PKCE challenges and token checks.
 ///
 /// Where CryptoKit exists, `hash(_:)` uses it; elsewhere (Linux) it uses `PortableHasher`, a pure-Swift
 /// implementation that is compiled and tested on every platform.
@@ -12,9 +12,9 @@ import CryptoKit
 /// ```swift
 /// let digest = SHA256.hash(Array("abc".utf8))  // 32 bytes: ba 78 16 bf …
 /// ```
-enum SHA256 {
+package enum SHA256 {
     /// The length of a SHA-256 digest in bytes.
-    static let digestByteCount = 32
+    package static let digestByteCount = 32
 
     /// Hashes a sequence of bytes.
     ///
@@ -23,7 +23,7 @@ enum SHA256 {
     ///
     /// - Parameter data: The bytes to hash.
     /// - Returns: The 32-byte digest.
-    static func hash(_ data: some Sequence<UInt8>) -> [UInt8] {
+    package static func hash(_ data: some Sequence<UInt8>) -> [UInt8] {
         #if canImport(CryptoKit)
         var hasher = CryptoKit.SHA256()
         let hashedInPlace: Void? = data.withContiguousStorageIfAvailable { buffer in
@@ -53,7 +53,7 @@ enum SHA256 {
     ///
     /// - Parameter data: The bytes to hash.
     /// - Returns: The 32-byte digest.
-    static func hash(_ data: Data) -> Data {
+    package static func hash(_ data: Data) -> Data {
         let digest: [UInt8] = hash(data)
         return Data(digest)
     }
@@ -75,7 +75,7 @@ extension SHA256 {
     ///
     /// It holds one 64-byte block and the eight-word state; whole blocks of contiguous input are compressed
     /// where they lie, without copying.
-    struct PortableHasher {
+    package struct PortableHasher {
         /// The intermediate hash value H(i), FIPS 180-4 §6.2.2.
         private var state: [UInt32] = SHA256.initialHashValue
         /// Input not yet compressed: the first `bufferedCount` bytes of a 64-byte block.
@@ -85,12 +85,12 @@ extension SHA256 {
         private var messageByteCount: UInt64 = 0
 
         /// Creates a hasher for an empty message.
-        init() {}
+        package init() {}
 
         /// Appends bytes to the message.
         ///
         /// - Parameter bytes: The next bytes of the message.
-        mutating func update(_ bytes: some Sequence<UInt8>) {
+        package mutating func update(_ bytes: some Sequence<UInt8>) {
             let updatedInPlace: Void? = bytes.withContiguousStorageIfAvailable { buffer in
                 update(bufferPointer: UnsafeRawBufferPointer(buffer))
             }
@@ -108,7 +108,7 @@ extension SHA256 {
         /// Appends the bytes of a buffer to the message.
         ///
         /// - Parameter bytes: The next bytes of the message.
-        mutating func update(bufferPointer bytes: UnsafeRawBufferPointer) {
+        package mutating func update(bufferPointer bytes: UnsafeRawBufferPointer) {
             messageByteCount &+= UInt64(bytes.count)
             var remaining = bytes[...]
 
@@ -143,7 +143,7 @@ extension SHA256 {
         /// length in bits as a 64-bit big-endian integer.
         ///
         /// - Returns: The 32-byte digest.
-        consuming func finalize() -> [UInt8] {
+        package consuming func finalize() -> [UInt8] {
             let bitCount = messageByteCount &<< 3
 
             block[bufferedCount] = 0x80

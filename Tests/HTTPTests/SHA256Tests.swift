@@ -1,7 +1,6 @@
 import Foundation
+import HTTP
 import Testing
-
-@testable import HTTPAuth
 
 @Suite struct SHA256Tests {
     /// A message and its SHA-256 digest in lowercase hex.
