@@ -23,6 +23,8 @@ public struct HTTPResponse: Sendable {
         @exclusivity(unchecked) var explicitURL: URL?
         /// The header fields when they were given (or set).
         @exclusivity(unchecked) var givenHeaders: HTTPHeaders?
+        /// The transfer's metrics, boxed: one word in every response, whether or not it has them.
+        @exclusivity(unchecked) var metrics: MetricsBox?
         /// The transport's header fields, converted to `HTTPHeaders` on first use (see ``HeaderSource``).
         let source: (any HeaderSource)?
         private let converted = AtomicLazyReference<HeaderBox>()
@@ -47,10 +49,17 @@ public struct HTTPResponse: Sendable {
         }
 
         func copy() -> Storage {
-            Storage(
+            let copy = Storage(
                 request: request, status: status, body: body, explicitURL: explicitURL, givenHeaders: headers,
                 source: nil)
+            copy.metrics = metrics
+            return copy
         }
+    }
+
+    private final class MetricsBox: Sendable {
+        let metrics: HTTPMetrics
+        init(_ metrics: HTTPMetrics) { self.metrics = metrics }
     }
 
     private final class HeaderBox: Sendable {
@@ -90,6 +99,13 @@ public struct HTTPResponse: Sendable {
     public var url: URL? {
         get { storage.explicitURL ?? storage.request.url }
         set { uniqueStorage().explicitURL = newValue }
+    }
+
+    /// What the transfer that produced this response took, as the terminal measured it: timings, bytes, redirects;
+    /// `nil` when the terminal measures nothing (a ``MockLoader`` handler's response gets the handler's run).
+    public var metrics: HTTPMetrics? {
+        get { storage.metrics?.metrics }
+        set { uniqueStorage().metrics = newValue.map(MetricsBox.init) }
     }
 
     public init(
