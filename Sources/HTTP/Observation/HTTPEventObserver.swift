@@ -22,7 +22,7 @@ public protocol HTTPEventObserver: Sendable {
     func handle(_ event: HTTPEvent)
 }
 
-/// An observer made of a closure; see ``Observe/init(_:)-(@Sendable(HTTPEvent)->Void)``.
+/// An observer made of a closure, for `Observe { event in … }`.
 struct ClosureObserver: HTTPEventObserver {
     let body: @Sendable (HTTPEvent) -> Void
 

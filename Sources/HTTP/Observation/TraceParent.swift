@@ -120,7 +120,19 @@ public struct TraceParent: Sendable, Hashable, CustomStringConvertible {
 
     /// `00-<trace id>-<parent id>-<flags>`.
     public var description: String {
-        "00-\(traceID)-\(parentID)-" + Hex.digits(UInt64(flags.rawValue), count: 2)
+        // Written into one buffer: a header value per attempt, built without intermediate strings.
+        String(unsafeUninitializedCapacity: 55) { buffer in
+            buffer[0] = 0x30
+            buffer[1] = 0x30
+            buffer[2] = 0x2D
+            Hex.write(traceID.high, to: buffer, at: 3)
+            Hex.write(traceID.low, to: buffer, at: 19)
+            buffer[35] = 0x2D
+            Hex.write(parentID.rawValue, to: buffer, at: 36)
+            buffer[52] = 0x2D
+            Hex.write(UInt64(flags.rawValue), to: buffer, at: 53, count: 2)
+            return 55
+        }
     }
 }
 
@@ -191,13 +203,18 @@ enum Hex {
         return value
     }
 
-    /// `value` as `count` lowercase hex digits (the lowest `count` nibbles).
-    static func digits(_ value: UInt64, count: Int = 16) -> String {
-        String(unsafeUninitializedCapacity: count) { buffer in
-            for index in 0..<count {
-                buffer[index] = digits[Int(truncatingIfNeeded: value >> UInt64(4 * (count - 1 - index)) & 0xF)]
-            }
-            return count
+    /// `value` as 16 lowercase hex digits.
+    static func digits(_ value: UInt64) -> String {
+        String(unsafeUninitializedCapacity: 16) { buffer in
+            write(value, to: buffer, at: 0)
+            return 16
+        }
+    }
+
+    /// Writes the lowest `count` nibbles of `value` as lowercase hex digits into `buffer` from `offset` on.
+    static func write(_ value: UInt64, to buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int, count: Int = 16) {
+        for index in 0..<count {
+            buffer[offset + index] = digits[Int(truncatingIfNeeded: value >> UInt64(4 * (count - 1 - index)) & 0xF)]
         }
     }
 }
