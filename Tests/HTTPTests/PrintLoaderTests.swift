@@ -48,7 +48,7 @@ import Testing
             return .success(response)
         }
         _ = await (PrintLoader(sink: sink.write) --> mock).load(HTTPRequest(host: "example.com"))
-        #expect(sink.all.last?.hasSuffix(" ms (head 12.0 ms)") == true, "\(sink.all)")
+        #expect(sink.all.last?.hasSuffix(" (head 12.0 ms)") == true, "\(sink.all)")
     }
 
     @Test func aboveRetryItReportsEachRetryAndTheLastAttempt() async throws {
