@@ -171,7 +171,8 @@ extension DocumentationExamplesTests {
                 sink.yield(line)
             }
 
-            let chain = logger --> MockLoader().then(status: .ok, body: Data(repeating: 0x20, count: 213))
+            let mock = MockLoader().then(status: .ok, body: Data(repeating: 0x20, count: 213))
+            let chain = logger --> mock
             var request = HTTPRequest(host: "api.example.com", path: "/v1/people/42")
             request.headers["Authorization"] = "Bearer secret-token"
             request.headers["X-Session"] = "secret-session"
@@ -180,7 +181,7 @@ extension DocumentationExamplesTests {
             var written: [String] = []
             for await line in lines { written.append(line) }
 
-            let tag = String(request.id.uuidString.prefix(8))
+            let tag = try #require(mock.receivedRequests.first?.loadID).description
             try #require(written.count == 2)
             #expect(
                 written[0]

@@ -3,18 +3,97 @@ import HTTP
 import Testing
 
 @Suite struct PrintLoaderTests {
-    @Test func writesOneLineForTheRequestAndOneForTheResponse() async {
+    @Test func writesOneLineForTheRequestAndOneForTheResponse() async throws {
         let sink = LineSink()
-        let chain = PrintLoader(sink: sink.write) --> MockLoader().then(status: .ok, body: Data(count: 213))
+        let mock = MockLoader().then(status: .ok, body: Data(count: 213))
+        let chain = PrintLoader(sink: sink.write) --> mock
         let request = HTTPRequest(host: "api.example.com", path: "/people/42")
         _ = await chain.load(request)
-        let tag = String(request.id.uuidString.prefix(8))
+        let tag = try #require(mock.receivedRequests.first?.loadID).description
+        #expect(tag.wholeMatch(of: /#[0-9]+/) != nil)
         #expect(sink.all.count == 2)
         #expect(sink.all.first == "→ \(tag) GET https://api.example.com/people/42")
         let response = sink.all.last ?? ""
         #expect(response.hasPrefix("← \(tag) 200 OK GET https://api.example.com/people/42 · 213 bytes · "))
         // The time is measured, not asserted: a loaded machine takes seconds.
         #expect(response.hasSuffix(" ms") || response.hasSuffix(" s"))
+    }
+
+    @Test func concurrentLoadsOfOneRequestValueHaveTagsOfTheirOwn() async throws {
+        let sink = LineSink()
+        let mock = MockLoader()
+        for _ in 0..<4 { mock.then(status: .ok) }
+        let chain = PrintLoader(sink: sink.write) --> mock
+        let request = HTTPRequest(host: "example.com", path: "/userinfo")
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 { group.addTask { _ = await chain.load(request) } }
+        }
+        let tags = sink.all.map { $0.split(separator: " ")[1] }
+        #expect(sink.all.count == 8)
+        #expect(Set(tags).count == 4)
+        for tag in Set(tags) {
+            #expect(sink.all.filter { $0.hasPrefix("→ \(tag) ") }.count == 1)
+            #expect(sink.all.filter { $0.hasPrefix("← \(tag) ") }.count == 1)
+        }
+    }
+
+    @Test func resultLinesShowWhatTheTerminalMeasured() async {
+        let sink = LineSink()
+        let mock = MockLoader().then { request in
+            var response = HTTPResponse(request: request, status: .ok, body: Data(count: 213))
+            var metrics = HTTPMetrics(startingNowFor: request)
+            metrics.responseHeadReceived = metrics.start + .milliseconds(12)
+            metrics.end = metrics.start + .milliseconds(41.7)
+            response.metrics = metrics
+            return .success(response)
+        }
+        _ = await (PrintLoader(sink: sink.write) --> mock).load(HTTPRequest(host: "example.com"))
+        #expect(sink.all.last?.hasSuffix(" (head 12.0 ms)") == true, "\(sink.all)")
+    }
+
+    @Test func aboveRetryItReportsEachRetryAndTheLastAttempt() async throws {
+        let sink = LineSink()
+        let clock = ManualClock()
+        let mock = MockLoader().then(status: .serviceUnavailable).then(failWith: .timedOut).then(status: .ok)
+        let retry = Retry(
+            strategy: Backoff.constant(delay: .milliseconds(200), maximumNumberOfAttempts: 3), budget: nil, clock: clock
+        )
+        let chain = PrintLoader(sink: sink.write) --> retry --> mock
+        let load = Task { await chain.load(HTTPRequest(host: "example.com", path: "/flaky")) }
+        await clock.waitForSleepers(1)
+        clock.advance(by: .milliseconds(200))
+        await clock.waitForSleepers(1)
+        clock.advance(by: .milliseconds(200))
+        _ = await load.value
+        let tag = try #require(mock.receivedRequests.first?.loadID).description
+        let lines = sink.all
+        #expect(lines.count == 4)
+        #expect(lines[0] == "→ \(tag) GET https://example.com/flaky")
+        #expect(
+            lines[1] == "↻ \(tag) 503 Service Unavailable GET https://example.com/flaky · attempt 1 · retry in 200.0 ms"
+        )
+        #expect(lines[2] == "↻ \(tag) timedOut GET https://example.com/flaky · attempt 2 · retry in 200.0 ms")
+        #expect(lines[3].hasPrefix("← \(tag) 200 OK GET https://example.com/flaky · 0 bytes · "))
+        #expect(lines[3].hasSuffix(" (attempt 3)"), "\(lines[3])")
+    }
+
+    @Test func belowRetryEachAttemptHasItsLinesUnderTheLoadsTag() async throws {
+        let sink = LineSink()
+        let mock = MockLoader().then(failWith: .cannotConnect, message: "refused").then(status: .ok)
+        let retry = Retry(strategy: Backoff.constant(delay: .zero, maximumNumberOfAttempts: 2), budget: nil)
+        let chain = Observe { _ in } --> retry --> PrintLoader(sink: sink.write) --> mock
+        _ = await chain.load(HTTPRequest(host: "example.com"))
+        let tag = try #require(mock.receivedRequests.first?.loadID).description
+        let lines = sink.all
+        #expect(lines.count == 4)
+        #expect(lines[0] == "→ \(tag) GET https://example.com/")
+        #expect(
+            lines[1].hasPrefix("✕ \(tag) cannotConnect GET https://example.com/ · ") && lines[1].hasSuffix(" — refused")
+        )
+        #expect(lines[2] == "→ \(tag) GET https://example.com/ (attempt 2)")
+        #expect(
+            lines[3].hasPrefix("← \(tag) 200 OK GET https://example.com/ · 0 bytes · ")
+                && lines[3].hasSuffix(" (attempt 2)"))
     }
 
     @Test func failuresNameTheCodeAndMessage() async {

@@ -21,6 +21,33 @@ public final class CannedResponse: HTTPLoader, @unchecked Sendable {  // Sendabl
     }
 }
 
+/// ``CannedResponse`` measuring each load as a terminal does — ``HTTPMetrics`` from when it starts until it
+/// answers, on the response — and reporting it to the load's observers (`attemptStarted`, `attemptFinished`): what
+/// a terminal that fills in metrics pays per request, observed or not.
+public final class MeasuringCannedResponse: HTTPLoader, @unchecked Sendable {  // Sendable: only `let` properties
+    private let headers: HTTPHeaders = ["Content-Type": "application/json"]
+    private let body = Data(personJSON.utf8)
+
+    public override init() {}
+
+    public override func load(_ request: HTTPRequest) async -> HTTPResult {
+        var metrics = HTTPMetrics(startingNowFor: request)
+        request.emit(.attemptStarted)
+        var response = HTTPResponse(request: request, status: .ok, headers: headers, body: body)
+        metrics.end = .now
+        metrics.responseBodyBytesReceived = Int64(body.count)
+        response.metrics = metrics
+        request.emit(.attemptFinished, result: .success(response))
+        return .success(response)
+    }
+}
+
+/// An observer that ignores every event: what observation costs the chain, without the observer's own work.
+public struct IgnoringObserver: HTTPEventObserver {
+    public init() {}
+    public func handle(_ event: HTTPEvent) {}
+}
+
 /// The JSON person nginx serves at `/person.json` (213 bytes of UTF-8), and the canned terminals answer with.
 public let personJSON =
     #"{"id":42,"name":"Zoë Example","email":"zoe@example.com","age":34,"verified":true,"roles":["admin","editor"],"#

@@ -29,6 +29,34 @@ public enum InProcessSubject: Sendable {
         .loaders(link.makeLoader() --> CannedResponse(), request: link.request)
     }
 
+    /// A pass-through loader over ``MeasuringCannedResponse``: the baseline is `passThroughLoaders(1)`.
+    public static func measuringTerminal() -> InProcessSubject {
+        .loaders(HTTPLoader() --> MeasuringCannedResponse(), request: makeAbsoluteRequest())
+    }
+
+    /// `Observe(IgnoringObserver())` over ``CannedResponse``, or over ``MeasuringCannedResponse``.
+    public static func observed(measuringTerminal: Bool = false) -> InProcessSubject {
+        let terminal: HTTPLoader = measuringTerminal ? MeasuringCannedResponse() : CannedResponse()
+        return .loaders(Observe(IgnoringObserver()) --> terminal, request: makeAbsoluteRequest())
+    }
+
+    /// `Observe(IgnoringObserver())` in front of the default chain over ``CannedResponse``.
+    public static func observedDefaultChain() -> InProcessSubject {
+        .loaders(
+            Observe(IgnoringObserver()) --> makeDefaultChain(terminal: CannedResponse()),
+            request: makeDefaultChainRequest())
+    }
+
+    /// ``PropagateTraceContext`` over ``CannedResponse``.
+    public static func traced() -> InProcessSubject {
+        .loaders(PropagateTraceContext() --> CannedResponse(), request: makeAbsoluteRequest())
+    }
+
+    /// ``PrintLoader`` with a sink that drops its lines, over ``CannedResponse``.
+    public static func printed() -> InProcessSubject {
+        .loaders(PrintLoader(sink: { _ in }) --> CannedResponse(), request: makeAbsoluteRequest())
+    }
+
     /// `count` pass-through loaders over ``CannedResponse``.
     public static func passThroughLoaders(_ count: Int) -> InProcessSubject {
         .loaders(makePassThroughChain(count: count, terminal: CannedResponse()), request: makeAbsoluteRequest())

@@ -17,6 +17,14 @@ func measureInProcess(rounds: Int, iterations: Int) async -> Section {
         ("transport", .openAPITransport(CannedTransport())),
     ]
     for link in DefaultChainLink.allCases { subjects.append((link.rawValue, .link(link))) }
+    subjects += [
+        ("measuring terminal", .measuringTerminal()),
+        ("observe", .observed()),
+        ("observe measuring", .observed(measuringTerminal: true)),
+        ("observed default", .observedDefaultChain()),
+        ("trace", .traced()),
+        ("print", .printed()),
+    ]
     for count in passThroughCounts {
         subjects.append(("loaders \(count)", .passThroughLoaders(count)))
         subjects.append(("middlewares \(count)", .passThroughMiddlewares(count)))
@@ -65,6 +73,19 @@ func measureInProcess(rounds: Int, iterations: Int) async -> Section {
                 "  of which \(link.rawValue) alone adds",
                 "\(format((ns[link.rawValue]! - terminal) / 1000, decimals: 3)) µs")
         )
+    }
+    // Observation: each figure over the same subject without it (one pass-through loader where a loader is added).
+    let passThrough = ns["loaders 1"]!
+    let observationRows: [(String, Double)] = [
+        ("a terminal that measures and reports (HTTPMetrics, 2 events) adds", ns["measuring terminal"]! - passThrough),
+        ("Observe (ignoring observer) adds, over a pass-through loader", ns["observe"]! - passThrough),
+        ("  the same over the measuring terminal", ns["observe measuring"]! - ns["measuring terminal"]!),
+        ("Observe in front of the default chain adds", ns["observed default"]! - defaultChain),
+        ("PropagateTraceContext adds, over a pass-through loader", ns["trace"]! - passThrough),
+        ("PrintLoader (discarding sink) adds, over a pass-through loader", ns["print"]! - passThrough),
+    ]
+    for (label, added) in observationRows {
+        section.rows.append(.info(label, "\(format(added / 1000, decimals: 3)) µs"))
     }
     for count in passThroughCounts {
         section.rows.append(

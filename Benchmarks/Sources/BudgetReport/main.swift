@@ -128,6 +128,12 @@ struct Options {
         switch name {
         case "default": return .defaultChain()
         case "terminal": return .terminal()
+        case "measuring-terminal": return .measuringTerminal()
+        case "observe": return .observed()
+        case "observe-measuring": return .observed(measuringTerminal: true)
+        case "observed-default": return .observedDefaultChain()
+        case "trace": return .traced()
+        case "print": return .printed()
         default:
             if name.hasPrefix("loaders-"), let count = Int(name.dropFirst("loaders-".count)) {
                 return .passThroughLoaders(count)
@@ -146,7 +152,8 @@ struct Options {
                 usage: BudgetReport [--quick] [--strict] [--only inprocess,cold,loopback,scale,resilience,breakdown]
                                     [--breakdown]
                                     [--loopback-rounds N] [--loopback-slices N] [--seed N]
-                       BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
+                       BudgetReport --spin default|terminal|loaders-N|middlewares-N|observe|observe-measuring|
+                                           measuring-terminal|observed-default|trace|print SECONDS
                        BudgetReport --send CLIENT COUNT [CONCURRENCY]
                        BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-rounds N] [--loopback-slices N]
                                     [--seed N]

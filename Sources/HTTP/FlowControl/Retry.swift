@@ -10,7 +10,8 @@ import Synchronization
 /// For each attempt the loader sends a fresh copy of the request downstream, numbered in
 /// ``HTTPRequest/attemptNumber``. After the attempt it asks the request's ``HTTPRequest/retryStrategy``, or
 /// its own ``defaultStrategy``, whether to try again, then waits the delay on its `Clock` and repeats.
-/// The result of the last attempt is returned; its `request.attemptNumber` says how many were made.
+/// The result of the last attempt is returned; its `request.attemptNumber` says how many were made. Each retry is
+/// reported to the load's observers (``HTTPEvent/Kind/retryScheduled``, see ``Observe``) before the wait.
 ///
 /// Whatever the strategy says, a request is repeated only when
 /// - it is idempotent (``HTTPRequest/isIdempotent``): `POST` and `PATCH` need an
@@ -138,6 +139,7 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
                         response: result.response ?? result.error?.response, underlyingError: result.error))
             }
             result.response?.discardBody()
+            attempt.emit(.retryScheduled, result: result, delay: delay)
             switch await wait(delay) {
             case .elapsed:
                 attemptNumber += 1

@@ -25,6 +25,10 @@ public import Foundation
 /// A request that asks for its body as a stream or in a file (``HTTPRequest/responseDelivery``) gets the
 /// handler's body that way.
 ///
+/// As a terminal it measures each handler's run — ``HTTPResponse/metrics`` (or ``HTTPError/metrics``) from the moment it
+/// calls the handler until the result, with the response body's size; a handler may set metrics of its own — and
+/// reports it to the load's observers (``HTTPEvent/Kind/attemptStarted``, ``HTTPEvent/Kind/attemptFinished``).
+///
 /// As a terminal it takes part in a reset like ``URLSessionLoader``: during one it refuses loads with
 /// ``HTTPError/Code/resetInProgress``; ``ResetMode/drain`` waits for running handlers to return, and
 /// ``ResetMode/cancel`` completes their loads with ``HTTPError/Code/cancelled`` at once.
@@ -112,15 +116,42 @@ public final class MockLoader: HTTPLoader, @unchecked Sendable {
         case .run(let handler, let id, let epoch):
             inFlight.begin()
             defer { inFlight.end() }
-            let result = await run(handler, id: id, epoch: epoch, for: request)
-            if Task.isCancelled { return .failure(HTTPError(.cancelled, request: request)) }
-            guard let result else {
-                return .failure(HTTPError(.cancelled, request: request, message: "cancelled by a reset"))
-            }
+            let metrics = HTTPMetrics(startingNowFor: request)
+            request.emit(.attemptStarted)
+            let outcome = await run(handler, id: id, epoch: epoch, for: request)
+            var result: HTTPResult =
+                if Task.isCancelled {
+                    .failure(HTTPError(.cancelled, request: request))
+                } else {
+                    outcome ?? .failure(HTTPError(.cancelled, request: request, message: "cancelled by a reset"))
+                }
             // A stream or a download gets the handler's body the way the request asks for it.
-            guard case .success(let response) = result, request.responseDelivery != .buffered else { return result }
-            return response.delivered(for: request)
+            if case .success(let response) = result, request.responseDelivery != .buffered {
+                result = response.delivered(for: request)
+            }
+            return finish(result, of: request, measuredFrom: metrics)
         }
+    }
+
+    /// `result` with metrics from `start` until now, unless its handler gave it some; reported to the load's
+    /// observers (``HTTPEvent/Kind/attemptFinished``) as a terminal does.
+    private func finish(_ result: HTTPResult, of request: HTTPRequest, measuredFrom start: HTTPMetrics) -> HTTPResult {
+        var metrics = start
+        metrics.end = .now
+        var measured = result
+        switch result {
+        case .success(var response) where response.metrics == nil:
+            metrics.responseBodyBytesReceived = Int64(response.body.count)
+            response.metrics = metrics
+            measured = .success(response)
+        case .failure(var error) where error.metrics == nil:
+            error.metrics = metrics
+            measured = .failure(error)
+        default:
+            break
+        }
+        request.emit(.attemptFinished, result: measured)
+        return measured
     }
 
     /// Runs `handler` in a task of its own, so that a cancellation or a cancelling reset ends the load at once;

@@ -3,15 +3,23 @@ import Foundation
 /// A loader that writes one line per request and one per result, with secrets redacted.
 ///
 /// ```
-/// → 3F2A9C1B GET https://api.example.com/v1/people/42
-/// ← 3F2A9C1B 200 OK GET https://api.example.com/v1/people/42 · 213 bytes · 41.7 ms
-/// ✕ 8B07D2E4 cannotConnect GET https://api.example.com/v1/people/43 · 2.1 ms — could not connect to the server
+/// → #17 GET https://api.example.com/v1/people/42
+/// ← #17 200 OK GET https://api.example.com/v1/people/42 · 213 bytes · 41.7 ms (head 12.0 ms)
+/// → #18 GET https://api.example.com/v1/people/43
+/// ↻ #18 503 Service Unavailable GET https://api.example.com/v1/people/43 · attempt 1 · retry in 200.0 ms
+/// ✕ #18 cannotConnect GET https://api.example.com/v1/people/43 · 260.3 ms (attempt 2) — could not connect to the server
 /// ```
 ///
-/// Each line starts with the first eight hex digits of the request's ``HTTPRequest/id`` so that a request and
-/// its result can be matched among concurrent loads. Lines go to a sink, `print` by default; pass your own
-/// to feed a logging system. Everything written goes through a ``Redaction``: the URL's query items, the error
-/// message, and header fields, which are written only when asked for.
+/// Each line starts with the load's ``LoadID`` (stamped here when no loader above did), so that a request and its
+/// result can be matched among concurrent loads — also loads of the same request value, which share an
+/// ``HTTPRequest/id``. A result line shows the time since the request passed this loader and, in parentheses, what
+/// the terminal measured (``HTTPResponse/metrics``): the attempt number after a retry and the time to the response
+/// head where the transport tells. Above ``Retry``, a `↻` line reports each retry scheduled below; below it, each
+/// attempt gets its own lines.
+///
+/// Lines go to a sink, `print` by default; pass your own to feed a logging system. Everything written goes through
+/// a ``Redaction``: the URL's query items, the error message, and header fields, which are written only when asked
+/// for.
 ///
 /// ```swift
 /// let chain = PrintLoader(redaction: .standard.adding("X-Session"), includesHeaders: true) --> URLSessionLoader()
@@ -23,6 +31,8 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
     /// Whether lines include header fields.
     public let includesHeaders: Bool
     private let sink: @Sendable (String) -> Void
+    /// Writes the `↻` lines for the retries scheduled below.
+    private let retryLines: RetryLines
 
     /// - Parameters:
     ///   - redaction: Which values to hide; ``Redaction/standard`` by default.
@@ -36,6 +46,7 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
         self.redaction = redaction
         self.includesHeaders = includesHeaders
         self.sink = sink
+        self.retryLines = RetryLines(redaction: redaction, sink: sink)
     }
 
     /// Which values are hidden (`standard`, `standard + x-session`, …), and whether lines include header fields.
@@ -44,25 +55,38 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
     }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        let tag = String(request.id.uuidString.prefix(8))
+        var request = request
+        let tag = "\(request.observe(with: retryLines))"
         let target = "\(request.method) \(request.displayURL(redaction: redaction))"
-        sink("→ \(tag) \(target)\(headerSuffix(request.headersIncludingBody))")
+        let attempt = request.attemptNumber > 1 ? " (attempt \(request.attemptNumber))" : ""
+        sink("→ \(tag) \(target)\(attempt)\(headerSuffix(request.headersIncludingBody))")
         let start = ContinuousClock.now
         let result = await loadNext(request)
-        let elapsed = Self.format(ContinuousClock.now - start)
+        let elapsed = HTTPMetrics.format(ContinuousClock.now - start)
         switch result {
         case .success(let response):
+            let measured = Self.measurements(of: response.request, response.metrics)
             sink(
-                "← \(tag) \(response.status) \(target) · \(response.body.count) bytes · \(elapsed)"
+                "← \(tag) \(response.status) \(target) · \(response.body.count) bytes · \(elapsed)\(measured)"
                     + headerSuffix(response.headers)
             )
         case .failure(let error):
+            let measured = Self.measurements(of: error.request, error.metrics ?? error.response?.metrics)
             let status = error.response.map { " (HTTP \($0.status))" } ?? ""
             let cause = error.underlyingErrorDescription.map { " (underlying: \(redaction.display(text: $0)))" } ?? ""
             let message = redaction.display(text: error.message)
-            sink("✕ \(tag) \(error.code) \(target) · \(elapsed) — \(message)\(status)\(cause)")
+            sink("✕ \(tag) \(error.code) \(target) · \(elapsed)\(measured) — \(message)\(status)\(cause)")
         }
         return result
+    }
+
+    /// `" (attempt 2, head 12.0 ms)"`: the attempt after a retry, and the time to the response head where the
+    /// terminal measured it; empty when there is neither.
+    static func measurements(of request: HTTPRequest, _ metrics: HTTPMetrics?) -> String {
+        var parts: [String] = []
+        if request.attemptNumber > 1 { parts.append("attempt \(request.attemptNumber)") }
+        if let head = metrics?.timeToResponseHead { parts.append("head \(HTTPMetrics.format(head))") }
+        return parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")"
     }
 
     private func headerSuffix(_ headers: HTTPHeaders) -> String {
@@ -71,9 +95,21 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
         return " [" + fields.joined(separator: "; ") + "]"
     }
 
-    static func format(_ duration: Duration) -> String {
-        let milliseconds = duration.seconds * 1_000
-        return milliseconds < 1_000
-            ? String(format: "%.1f ms", milliseconds) : String(format: "%.2f s", milliseconds / 1_000)
+    /// The observer a ``PrintLoader`` installs for its loads: writes a line for each retry scheduled below.
+    private struct RetryLines: HTTPEventObserver {
+        let redaction: Redaction
+        let sink: @Sendable (String) -> Void
+
+        func handle(_ event: HTTPEvent) {
+            guard event.kind == .retryScheduled, let result = event.result else { return }
+            let outcome =
+                switch result {
+                case .success(let response): "\(response.status)"
+                case .failure(let error): "\(error.code)"
+                }
+            let target = "\(event.request.method) \(event.request.displayURL(redaction: redaction))"
+            let delay = event.delay.map { " · retry in \(HTTPMetrics.format($0))" } ?? ""
+            sink("↻ \(event.loadID) \(outcome) \(target) · attempt \(event.request.attemptNumber)\(delay)")
+        }
     }
 }

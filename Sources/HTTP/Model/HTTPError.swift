@@ -73,6 +73,7 @@ public struct HTTPError: Error, Sendable {
         var response: HTTPResponse?
         var underlyingError: (any Error)?
         var message: String
+        var metrics: HTTPMetrics?
 
         init(code: Code, request: HTTPRequest, response: HTTPResponse?, underlyingError: (any Error)?, message: String)
         {
@@ -84,8 +85,10 @@ public struct HTTPError: Error, Sendable {
         }
 
         func copy() -> Storage {
-            Storage(
+            let copy = Storage(
                 code: code, request: request, response: response, underlyingError: underlyingError, message: message)
+            copy.metrics = metrics
+            return copy
         }
     }
 
@@ -120,6 +123,14 @@ public struct HTTPError: Error, Sendable {
     public var message: String {
         get { storage.message }
         set { uniqueStorage().message = newValue }
+    }
+
+    /// What the failed transfer took, as the terminal measured it, when it got as far as the transport: a transfer
+    /// that failed half-way (timed out after the response head, lost its connection) still says when it started,
+    /// what it sent and received. When the error keeps a ``response``, that response may carry metrics of its own.
+    public var metrics: HTTPMetrics? {
+        get { storage.metrics }
+        set { uniqueStorage().metrics = newValue }
     }
 
     /// Creates an error.

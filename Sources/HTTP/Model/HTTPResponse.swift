@@ -23,6 +23,8 @@ public struct HTTPResponse: Sendable {
         @exclusivity(unchecked) var explicitURL: URL?
         /// The header fields when they were given (or set).
         @exclusivity(unchecked) var givenHeaders: HTTPHeaders?
+        /// The transfer's metrics, boxed: one word in every response, whether or not it has them.
+        @exclusivity(unchecked) var metrics: MetricsBox?
         /// The transport's header fields, converted to `HTTPHeaders` on first use (see ``HeaderSource``).
         let source: (any HeaderSource)?
         /// The body as it arrives, for a streamed response.
@@ -56,8 +58,14 @@ public struct HTTPResponse: Sendable {
                 source: nil)
             copy.bodyStream = bodyStream
             copy.fileURL = fileURL
+            copy.metrics = metrics
             return copy
         }
+    }
+
+    private final class MetricsBox: Sendable {
+        let metrics: HTTPMetrics
+        init(_ metrics: HTTPMetrics) { self.metrics = metrics }
     }
 
     private final class HeaderBox: Sendable {
@@ -118,6 +126,13 @@ public struct HTTPResponse: Sendable {
     public var url: URL? {
         get { storage.explicitURL ?? storage.request.url }
         set { uniqueStorage().explicitURL = newValue }
+    }
+
+    /// What the transfer that produced this response took, as the terminal measured it: timings, bytes, redirects;
+    /// `nil` when the terminal measures nothing (a ``MockLoader`` handler's response gets the handler's run).
+    public var metrics: HTTPMetrics? {
+        get { storage.metrics?.metrics }
+        set { uniqueStorage().metrics = newValue.map(MetricsBox.init) }
     }
 
     public init(

@@ -1,0 +1,99 @@
+/// Something that happened to a load, delivered to the ``HTTPEventObserver``s installed with ``Observe``.
+///
+/// Every event names its load (``loadID``) and carries the request as the loader that emitted it had it, so
+/// ``HTTPRequest/attemptNumber`` tells which attempt it concerns. What else it carries depends on its ``kind``:
+///
+/// | kind | emitted by | ``result`` | other fields |
+/// |---|---|---|---|
+/// | ``Kind/loadStarted`` | ``Observe`` | — | — |
+/// | ``Kind/attemptStarted`` | the terminal, as it hands the request to the transport | — | — |
+/// | ``Kind/responseHeadReceived`` | the terminal, when the transport tells | the head: status and fields, no body | — |
+/// | ``Kind/attemptFinished`` | the terminal, when the transfer ended | the attempt's | ``metrics`` |
+/// | ``Kind/retryScheduled`` | ``Retry``, before it waits | the attempt being retried | ``delay`` |
+/// | ``Kind/loadFinished`` | ``Observe`` | the load's | ``duration``, ``metrics`` |
+///
+/// For one load they come in this order: `loadStarted`, then for each attempt `attemptStarted`,
+/// `responseHeadReceived` (where the transport reports it) and `attemptFinished`, with `retryScheduled` between
+/// attempts, and `loadFinished` last, exactly once. A load that never reaches the terminal (refused by a reset,
+/// cancelled while queued, invalid) goes from `loadStarted` to `loadFinished`.
+///
+/// Kinds are values of an extensible type, like ``HTTPError/Code``: more will come (redirects followed in the
+/// chain, a wait in a queue), so a `switch` over them needs a `default`.
+public struct HTTPEvent: Sendable {
+    /// What happened. New kinds may be added; loaders outside this module may define their own.
+    public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+
+        public init(rawValue: String) {
+            self.rawValue = rawValue
+        }
+
+        public var description: String { rawValue }
+
+        /// A load entered the ``Observe`` loader: the first event of every load.
+        public static let loadStarted = Kind(rawValue: "loadStarted")
+        /// The terminal is handing an attempt to the transport.
+        public static let attemptStarted = Kind(rawValue: "attemptStarted")
+        /// The status and header fields of an attempt's response arrived; the body follows. Only transports that
+        /// see the head before the body emit it.
+        public static let responseHeadReceived = Kind(rawValue: "responseHeadReceived")
+        /// An attempt's transfer ended, with a response or an error; ``HTTPEvent/metrics`` has its timings.
+        public static let attemptFinished = Kind(rawValue: "attemptFinished")
+        /// ``Retry`` will send the request again after ``HTTPEvent/delay``.
+        public static let retryScheduled = Kind(rawValue: "retryScheduled")
+        /// The load completed: the last event of every load.
+        public static let loadFinished = Kind(rawValue: "loadFinished")
+    }
+
+    /// What happened.
+    public var kind: Kind
+    /// The load it happened to.
+    public var loadID: LoadID
+    /// The request as the emitting loader had it: the attempt's copy, with what the loaders above added.
+    public var request: HTTPRequest
+    /// When it happened.
+    public var instant: ContinuousClock.Instant
+    /// The result it concerns: see the table in ``HTTPEvent``.
+    public var result: HTTPResult?
+    /// For ``Kind/retryScheduled``: how long ``Retry`` waits before the next attempt.
+    public var delay: Duration?
+    /// For ``Kind/loadFinished``: the time since ``Kind/loadStarted``, every attempt and wait included.
+    public var duration: Duration?
+
+    /// Creates an event; loaders emit them with ``HTTPRequest/emit(_:result:delay:)``.
+    public init(
+        kind: Kind,
+        loadID: LoadID,
+        request: HTTPRequest,
+        instant: ContinuousClock.Instant = .now,
+        result: HTTPResult? = nil,
+        delay: Duration? = nil,
+        duration: Duration? = nil
+    ) {
+        self.kind = kind
+        self.loadID = loadID
+        self.request = request
+        self.instant = instant
+        self.result = result
+        self.delay = delay
+        self.duration = duration
+    }
+
+    /// The transfer metrics of ``result``: its response's, or its error's (``HTTPError/metrics``).
+    public var metrics: HTTPMetrics? {
+        switch result {
+        case .success(let response): response.metrics
+        case .failure(let error): error.metrics ?? error.response?.metrics
+        case nil: nil
+        }
+    }
+}
+
+extension HTTPEvent: CustomStringConvertible {
+    /// `"#17 attemptFinished GET https://example.com/ (attempt 2)"`, with secrets redacted as in
+    /// ``HTTPRequest/description``.
+    public var description: String {
+        let attempt = request.attemptNumber > 1 ? " (attempt \(request.attemptNumber))" : ""
+        return "\(loadID) \(kind) \(request)\(attempt)"
+    }
+}

@@ -1,0 +1,136 @@
+public import Foundation
+
+/// What one attempt's transfer took: when it started, when the request was sent, when the response head arrived,
+/// when it ended; the bytes sent and received; the redirects the transport followed on the way; and the
+/// platform's own metrics where it collects them.
+///
+/// The terminal fills them in and attaches them to what it returns: ``HTTPResponse/metrics``, or
+/// ``HTTPError/metrics`` for a transfer that failed. With ``Retry`` in the chain, a result carries the metrics of
+/// its own attempt (``attemptNumber``); an ``HTTPEventObserver`` sees every attempt's in
+/// ``HTTPEvent/Kind/attemptFinished`` events.
+///
+/// ```swift
+/// if let metrics = response.metrics {
+///     print("took \(metrics.duration), first byte after \(metrics.timeToResponseHead ?? metrics.duration)")
+///     print("started at \(metrics.startDate), \(metrics.responseBodyBytesReceived) bytes received")
+/// }
+/// ```
+///
+/// Times are instants of `ContinuousClock`, so durations between them are exact whatever the wall clock does;
+/// ``startDate`` is the wall-clock time of ``start``, for logs, and ``date(at:)`` gives any other instant's.
+/// A time the transport cannot observe is `nil`: where a transport sees only the start and the end of a transfer
+/// (URLSession's completion-handler tasks on Linux), ``requestSent`` and ``responseHeadReceived`` are unknown.
+public struct HTTPMetrics: Sendable {
+    /// Which attempt of its load the transfer was: ``HTTPRequest/attemptNumber`` of the request sent.
+    public var attemptNumber: Int
+    /// The wall-clock time of ``start``.
+    public var startDate: Date
+    /// When the terminal handed the request to the transport.
+    public var start: ContinuousClock.Instant
+    /// When the last byte of the request (its body included) was sent, if the transport tells.
+    public var requestSent: ContinuousClock.Instant?
+    /// When the response's status line and header fields had arrived, if the transport tells.
+    public var responseHeadReceived: ContinuousClock.Instant?
+    /// When the transfer ended: the body received, or the failure or cancellation reported.
+    public var end: ContinuousClock.Instant
+    /// The request body's bytes sent, over every hop of the transfer.
+    public var requestBodyBytesSent: Int64
+    /// The response body's bytes received, as the transport delivered them (after decoding any
+    /// `Content-Encoding`), over every hop of the transfer.
+    public var responseBodyBytesReceived: Int64
+    /// The request's header bytes sent (request line included), over every hop; `nil` where the transport does
+    /// not count them.
+    public var requestHeaderBytesSent: Int64?
+    /// The responses' header bytes received (status line included), over every hop; `nil` where the transport
+    /// does not count them.
+    public var responseHeaderBytesReceived: Int64?
+    /// The response body's bytes as they came over the network, before decoding, over every hop; `nil` where the
+    /// transport does not count them.
+    public var encodedResponseBodyBytesReceived: Int64?
+    /// The redirects the transport followed before the final response, in order.
+    public var redirects: [Redirect]
+    /// URLSession's own metrics of the task, where it collects them (Apple platforms; see ``taskMetrics``).
+    var taskMetricsBox: TaskMetricsBox?
+
+    /// One redirect a transport followed: the URL that answered with a redirect status, and where to.
+    public struct Redirect: Sendable, Hashable {
+        /// The URL that answered with the redirect.
+        public var url: URL?
+        /// The redirect's status: `301`, `302`, `303`, `307` or `308`.
+        public var status: HTTPStatus
+        /// The URL the request was sent to next.
+        public var location: URL?
+
+        public init(url: URL?, status: HTTPStatus, location: URL?) {
+            self.url = url
+            self.status = status
+            self.location = location
+        }
+    }
+
+    /// Metrics for a transfer that started at `start` (wall-clock time `startDate`) and, until ``end`` is set,
+    /// ended at once; no bytes, no redirects.
+    ///
+    /// - Parameters:
+    ///   - attemptNumber: The attempt: ``HTTPRequest/attemptNumber`` of the request sent.
+    ///   - startDate: The wall-clock time of `start`.
+    ///   - start: When the transfer started.
+    public init(attemptNumber: Int = 1, startDate: Date, start: ContinuousClock.Instant) {
+        self.attemptNumber = attemptNumber
+        self.startDate = startDate
+        self.start = start
+        self.end = start
+        self.requestBodyBytesSent = 0
+        self.responseBodyBytesReceived = 0
+        self.redirects = []
+    }
+
+    /// Metrics for a transfer of `request` starting now: what a terminal creates as it hands the request to its
+    /// transport, and completes as the transfer goes on.
+    public init(startingNowFor request: HTTPRequest) {
+        self.init(attemptNumber: request.attemptNumber, startDate: Date(), start: .now)
+    }
+
+    /// The whole transfer: from ``start`` to ``end``.
+    public var duration: Duration {
+        end - start
+    }
+
+    /// From ``start`` until the response head arrived (the "time to first byte"), if the transport tells.
+    public var timeToResponseHead: Duration? {
+        responseHeadReceived.map { $0 - start }
+    }
+
+    /// The wall-clock time of `instant`, for logs: ``startDate`` moved by the time from ``start`` to `instant`.
+    public func date(at instant: ContinuousClock.Instant) -> Date {
+        startDate.addingTimeInterval((instant - start).seconds)
+    }
+
+    /// The instant of the wall-clock time `date`: for transports that report `Date`s, such as URLSession's task
+    /// metrics. Defined for every date (one more than a century away is clamped).
+    public func instant(at date: Date) -> ContinuousClock.Instant {
+        start.advanced(
+            by: Duration(clampingSeconds: date.timeIntervalSince(startDate), to: (.zero - .century)...Duration.century))
+    }
+}
+
+extension HTTPMetrics: CustomStringConvertible {
+    /// `"attempt 1: 41.7 ms (sent 0.3 ms, head 12.0 ms), 0 bytes up, 213 down"`.
+    public var description: String {
+        var splits: [String] = []
+        if let requestSent { splits.append("sent \(Self.format(requestSent - start))") }
+        if let timeToResponseHead { splits.append("head \(Self.format(timeToResponseHead))") }
+        let split = splits.isEmpty ? "" : " (\(splits.joined(separator: ", ")))"
+        var text = "attempt \(attemptNumber): \(Self.format(duration))\(split), \(requestBodyBytesSent) bytes up, "
+        text += "\(responseBodyBytesReceived) down"
+        if !redirects.isEmpty { text += ", \(redirects.count) redirect\(redirects.count == 1 ? "" : "s")" }
+        return text
+    }
+
+    /// `"41.7 ms"` below a second, `"2.35 s"` above: the format of log lines.
+    package static func format(_ duration: Duration) -> String {
+        let milliseconds = duration.seconds * 1_000
+        return milliseconds < 1_000
+            ? String(format: "%.1f ms", milliseconds) : String(format: "%.2f s", milliseconds / 1_000)
+    }
+}

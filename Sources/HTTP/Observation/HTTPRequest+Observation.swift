@@ -1,0 +1,55 @@
+/// What the observing loaders put on a request: the identity of its load and the observers installed above.
+struct LoadObservation: Sendable {
+    var id: LoadID
+    /// In the order they were installed: the one nearest the head of the chain first.
+    var observers: [any HTTPEventObserver]
+}
+
+/// The request option that carries a ``LoadObservation``; `nil` until a loader stamps one.
+enum LoadObservationOption: HTTPRequestOption {
+    static let defaultOptionValue: LoadObservation? = nil
+}
+
+extension HTTPRequest {
+    /// The identity of the load this request belongs to, stamped by the first of ``Observe``, ``PrintLoader`` or
+    /// ``PropagateTraceContext`` it passed through; `nil` when none of them is above. Every attempt and replay of a
+    /// load carries the same identity.
+    public var loadID: LoadID? {
+        self[option: LoadObservationOption.self]?.id
+    }
+
+    /// Whether an ``HTTPEventObserver`` is installed above: emitting an event that nobody receives costs an option
+    /// lookup, and a loader can skip building what only an event would need.
+    public var isObserved: Bool {
+        self[option: LoadObservationOption.self].map { !$0.observers.isEmpty } ?? false
+    }
+
+    /// Sends an event about this request to the observers installed above with ``Observe``, if any.
+    ///
+    /// A loader calls it as things happen to a load: ``Retry`` for ``HTTPEvent/Kind/retryScheduled``, a terminal
+    /// for the attempt's events (see ``HTTPEvent``). The event is built only when someone observes the load: without
+    /// an observer this is one option lookup, and `result` is not evaluated.
+    ///
+    /// - Parameters:
+    ///   - kind: What happened.
+    ///   - result: The result it concerns, if any.
+    ///   - delay: For ``HTTPEvent/Kind/retryScheduled``, the wait before the next attempt.
+    public func emit(_ kind: HTTPEvent.Kind, result: @autoclosure () -> HTTPResult? = nil, delay: Duration? = nil) {
+        guard let observation = self[option: LoadObservationOption.self], !observation.observers.isEmpty else { return }
+        let event = HTTPEvent(kind: kind, loadID: observation.id, request: self, result: result(), delay: delay)
+        for observer in observation.observers { observer.handle(event) }
+    }
+
+    /// The load's identity, stamped first when the request has none; with `observer`, which then receives the events
+    /// emitted below.
+    ///
+    /// Stamping writes a request option: it copies the request's storage unless this request is its only owner.
+    package mutating func observe(with observer: (any HTTPEventObserver)? = nil) -> LoadID {
+        let existing = self[option: LoadObservationOption.self]
+        if let existing, observer == nil { return existing.id }
+        var observation = existing ?? LoadObservation(id: .next(), observers: [])
+        if let observer { observation.observers.append(observer) }
+        self[option: LoadObservationOption.self] = observation
+        return observation.id
+    }
+}
