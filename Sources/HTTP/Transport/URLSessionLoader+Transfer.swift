@@ -14,6 +14,8 @@ struct PreparedRequest {
     /// A body with an `AsyncSequence` in it, to collect into a temporary file and upload from there.
     var spool: HTTPBodySource?
     var bodyLength: Int64?
+    /// The server-trust evaluator and client identity this request is sent with.
+    var tls = TLSSettings()
 }
 
 /// One request on its way through URLSession: collects the body (or streams it, or writes it to a file) and
@@ -54,15 +56,23 @@ final class TransferContext: Sendable {
         var fileError: (any Error)?
         var ownedSession: URLSession?
         var onEnd: (@Sendable () -> Void)?
+        /// This attempt's timings and byte counts, from the task's start.
+        var metrics: HTTPMetrics?
+        /// Why a TLS challenge was refused (Apple platforms), to fail the load with instead of "cancelled".
+        var tlsRejection: TLSRejection?
     }
 
     let request: HTTPRequest
     let delivery: Delivery
+    let tls: TLSSettings
     private let progress: ProgressReporter?
+    private let totalBytesToSend: Int64?
     private let state = Locked(State())
 
-    init(request: HTTPRequest, totalBytesToSend: Int64?) {
+    init(request: HTTPRequest, totalBytesToSend: Int64?, tls: TLSSettings = TLSSettings()) {
         self.request = request
+        self.tls = tls
+        self.totalBytesToSend = totalBytesToSend
         switch request.responseDelivery {
         case .buffered: delivery = .buffered
         case .stream: delivery = .stream
@@ -104,6 +114,8 @@ final class TransferContext: Sendable {
     /// task that in not in the registry") when a task is cancelled before or while it is being resumed, so
     /// the task is resumed first and only then handed to a concurrent cancellation.
     func start(_ task: URLSessionTask) {
+        state.withLock { $0.metrics = HTTPMetrics(startingNowFor: request) }
+        request.emit(.attemptStarted)
         task.resume()
         let cancelledMeanwhile = state.withLock { state -> Bool in
             if state.isFinished { return true }
@@ -117,6 +129,7 @@ final class TransferContext: Sendable {
     func cancel() {
         let (task, continuation, stream) = state.withLock {
             state -> (URLSessionTask?, CheckedContinuation<Outcome, Never>?, HTTPBodyStream?) in
+            if !state.isFinished { state.metrics?.end = .now }
             state.isFinished = true
             defer { state.continuation = nil }
             return (state.task, state.continuation, state.stream.value)
@@ -142,6 +155,12 @@ final class TransferContext: Sendable {
     func receivedHead(_ response: URLResponse) {
         let http = response as? HTTPURLResponse
         progress?.expectReceiving(Self.bodyLength(of: http))
+        state.withLock { $0.metrics?.responseHeadReceived = .now }
+        if request.isObserved, let http {
+            request.emit(
+                .responseHeadReceived, result: .success(HTTPResponse(request: request, urlResponse: http, body: Data()))
+            )
+        }
         switch delivery {
         case .buffered:
             return
@@ -188,6 +207,7 @@ final class TransferContext: Sendable {
 
     func append(_ data: Data) {
         progress?.received(data.count)
+        state.withLock { $0.metrics?.responseBodyBytesReceived += Int64(data.count) }
         switch delivery {
         case .buffered:
             state.withLock { $0.body.append(data) }
@@ -218,6 +238,27 @@ final class TransferContext: Sendable {
 
     func sent(totalBytes: Int64, expected: Int64) {
         progress?.sent(totalBytes: totalBytes, expected: expected)
+        state.withLock { state in
+            state.metrics?.requestBodyBytesSent = totalBytes
+            if totalBytes >= expected { state.metrics?.requestSent = .now }
+        }
+    }
+
+    /// A redirect URLSession follows (it sees it on every platform, for every kind of task).
+    func followedRedirect(from response: HTTPURLResponse, to location: URL?) {
+        let hop = HTTPMetrics.Redirect(
+            url: response.url, status: HTTPStatus(rawValue: response.statusCode), location: location)
+        state.withLock { $0.metrics?.redirects.append(hop) }
+    }
+
+    /// The platform's own metrics for the task (Apple platforms).
+    func collected(_ taskMetrics: URLSessionTaskMetrics) {
+        state.withLock { $0.metrics?.record(taskMetrics) }
+    }
+
+    /// Records why a TLS challenge was refused.
+    func recordTLSRejection(_ rejection: TLSRejection) {
+        state.withLock { $0.tlsRejection = rejection }
     }
 
     /// Records that credentials were removed from this transfer's redirects; later hops keep them removed.
@@ -246,7 +287,16 @@ final class TransferContext: Sendable {
             var file: FileWriter?
             var fileError: (any Error)?
         }
+        let totalBytesToSend = self.totalBytesToSend
         let taken = state.withLock { state -> Taken in
+            if var metrics = state.metrics {
+                metrics.end = .now
+                if let handedOver { metrics.responseBodyBytesReceived = Int64(handedOver.count) }
+                if metrics.requestBodyBytesSent == 0, error == nil {
+                    metrics.requestBodyBytesSent = totalBytesToSend ?? 0
+                }
+                state.metrics = metrics
+            }
             defer {
                 state.isFinished = true
                 state.continuation = nil
@@ -292,8 +342,29 @@ final class TransferContext: Sendable {
         onEnd?()
     }
 
-    /// The load's result for `outcome`.
+    /// The load's result for `outcome`, with this attempt's metrics, reported to the load's observers.
     func result(of outcome: Outcome) -> HTTPResult {
+        let (metrics, rejection) = state.withLock { state -> (HTTPMetrics?, TLSRejection?) in
+            var metrics = state.metrics
+            if case .streaming = outcome { metrics?.end = .now }  // a stream's load ends when its head arrives
+            return (metrics, state.tlsRejection)
+        }
+        var result = mapped(outcome, tlsRejection: rejection)
+        if let metrics {
+            switch result {
+            case .success(var response):
+                response.metrics = metrics
+                result = .success(response)
+            case .failure(var error):
+                error.metrics = metrics
+                result = .failure(error)
+            }
+            request.emit(.attemptFinished, result: result)
+        }
+        return result
+    }
+
+    private func mapped(_ outcome: Outcome, tlsRejection: TLSRejection?) -> HTTPResult {
         switch outcome {
         case .cancelled:
             return .failure(HTTPError(.cancelled, request: request))
@@ -301,6 +372,8 @@ final class TransferContext: Sendable {
             var response = HTTPResponse(request: request, urlResponse: head, body: Data())
             response.bodyStream = stream
             return .success(response)
+        case .finished(_, _, let error, _, _) where tlsRejection != nil && (error as? URLError)?.code == .cancelled:
+            return .failure(tlsRejection!.httpError(for: request))
         case .finished(_, let body, let error, let declinedChallenge?, _) where (error as? URLError)?.code == .cancelled:
             return .success(HTTPResponse(request: request, urlResponse: declinedChallenge, body: body))
         case .finished(let response, _, let error?, _, _):
@@ -435,6 +508,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         transfer(for: task)?.sent(totalBytes: totalBytesSent, expected: totalBytesExpectedToSend)
     }
 
+    func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
+        transfer(for: task)?.collected(metrics)
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let transfer = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
         guard let transfer, transfer.isDelegateDriven else { return }
@@ -455,6 +532,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
+        #if canImport(Security)
+        if let transfer = transfer(for: task), let answer = transfer.tls.answer(challenge) {
+            if let rejection = answer.rejection { transfer.recordTLSRejection(rejection) }
+            completionHandler(answer.disposition, answer.credential)
+            return
+        }
+        #endif
         #if canImport(FoundationNetworking)
         transfer(for: task)?.recordDeclinedChallenge(response: challenge.failureResponse as? HTTPURLResponse)
         // Answered from another thread: cancelling waits synchronously for the task's work queue, which is
@@ -474,6 +558,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     ) {
         guard let transfer = transfer(for: task) else { return completionHandler(newRequest) }
         guard transfer.request.redirectPolicy == .follow else { return completionHandler(nil) }
+        // A pinned request is not redirected to plain http, where there is no certificate to check.
+        if !transfer.tls.isDefault, newRequest.url?.scheme?.lowercased() != "https" { return completionHandler(nil) }
+        transfer.followedRedirect(from: response, to: newRequest.url)
         let originalOrigin = transfer.request.origin
         guard
             transfer.hasStrippedCredentials || newRequest.url.flatMap(Origin.init) != originalOrigin

@@ -63,6 +63,8 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     private let delegate: SessionDelegate
     /// Why loads cannot be sent, when the loader was given a session it cannot use.
     private let sessionProblem: String?
+    /// The server-trust evaluator and client identity for requests that bring none of their own.
+    public let tls: TLSSettings
     private let inFlight = InFlightLoads()
     /// Resets that have begun and not ended: loads are refused meanwhile.
     private let resetsInProgress = Atomic<Int>(0)
@@ -98,10 +100,23 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     /// - The session's delegate queue runs each callback at once on the thread that delivers it, instead of
     ///   handing it to an `OperationQueue` thread: a completed request reaches its caller with one thread hop
     ///   fewer, as `URLSession.data(for:)` does, and a streamed body's backpressure can hold that thread.
-    public init(configuration: URLSessionConfiguration = URLSessionLoader.defaultConfiguration) {
+    ///
+    /// - Parameters:
+    ///   - serverTrustEvaluator: Evaluates servers' certificates, for example ``PublicKeyPinning``, for requests
+    ///     whose ``HTTPRequest/serverTrustPolicy`` does not say otherwise. URLSession on Linux cannot evaluate
+    ///     server trust: there a request with an evaluator fails with ``HTTPError/Code/insecureConnection``
+    ///     before anything is sent, never unpinned.
+    ///   - clientIdentity: The certificate to present for mutual TLS, for requests without one of their own
+    ///     (Apple platforms; URLSession on Linux cannot present one, and such a request fails the same way).
+    public init(
+        configuration: URLSessionConfiguration = URLSessionLoader.defaultConfiguration,
+        serverTrustEvaluator: (any ServerTrustEvaluator)? = nil,
+        clientIdentity: ClientIdentity? = nil
+    ) {
         let delegate = SessionDelegate()
         self.delegate = delegate
         self.sessionProblem = nil
+        self.tls = TLSSettings(serverTrustEvaluator: serverTrustEvaluator, clientIdentity: clientIdentity)
         self.session = Self.makeSession(configuration: configuration, delegate: delegate)
     }
 
@@ -119,12 +134,20 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     /// loads nor keep credentials from following redirects). With a session whose delegate is another, every
     /// load fails with ``HTTPError/Code/invalidRequest`` saying so.
     ///
-    /// - Parameter makeSession: Makes the session from the loader's delegate.
-    public init(makeSession: (any URLSessionDataDelegate) -> URLSession) {
+    /// - Parameters:
+    ///   - serverTrustEvaluator: As for ``init(configuration:serverTrustEvaluator:clientIdentity:)``.
+    ///   - clientIdentity: As for ``init(configuration:serverTrustEvaluator:clientIdentity:)``.
+    ///   - makeSession: Makes the session from the loader's delegate.
+    public init(
+        serverTrustEvaluator: (any ServerTrustEvaluator)? = nil,
+        clientIdentity: ClientIdentity? = nil,
+        makeSession: (any URLSessionDataDelegate) -> URLSession
+    ) {
         let delegate = SessionDelegate()
         let session = makeSession(delegate)
         self.delegate = delegate
         self.session = session
+        self.tls = TLSSettings(serverTrustEvaluator: serverTrustEvaluator, clientIdentity: clientIdentity)
         self.sessionProblem =
             session.delegate === delegate
             ? nil
@@ -171,6 +194,12 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
         } catch {
             return .failure(error)
         }
+        // A pin or a client certificate this transport cannot honour fails the request here: never sent unpinned.
+        let settings = tls.resolved(for: request)
+        if let refusal = TransportCapabilities.urlSession.refusal(of: request, with: settings) {
+            return .failure(refusal)
+        }
+        prepared.tls = settings
         if Task.isCancelled { return .failure(HTTPError(.cancelled, request: request)) }
 
         inFlight.begin()
@@ -198,7 +227,7 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
 
     /// Sends a prepared request and waits for its outcome (or, for a stream, its head).
     private func send(_ prepared: PreparedRequest, _ request: HTTPRequest, epoch: Int) async -> HTTPResult {
-        let transfer = TransferContext(request: request, totalBytesToSend: prepared.bodyLength)
+        let transfer = TransferContext(request: request, totalBytesToSend: prepared.bodyLength, tls: prepared.tls)
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 guard transfer.install(continuation) else { return }
@@ -219,13 +248,14 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     /// A body in memory with no progress to report goes through a completion-handler task: URLSession then
     /// hands the whole outcome over at once (on Linux a delegate-driven task costs a delegate operation per
     /// chunk). Its session delegate is still asked about redirects and authentication challenges. Everything
-    /// else — a stream, a download, progress — is a delegate-driven task; a stream gets a session of its own, so
-    /// that holding its delivery back never holds back another request.
+    /// else — a stream, a download, progress — is a delegate-driven task. A stream gets a session of its own, so
+    /// that holding its delivery back never holds back another request; so does a request with a server-trust
+    /// evaluator or a client identity, so that it never reuses a connection whose handshake it did not check.
     private func makeTask(for prepared: PreparedRequest, transfer: TransferContext) -> (URLSessionTask, SessionDelegate)
     {
         var session = self.session
         var taskDelegate = delegate
-        if transfer.delivery == .stream {
+        if transfer.delivery == .stream || !transfer.tls.isDefault {
             taskDelegate = SessionDelegate()
             session = Self.makeSession(configuration: self.session.configuration, delegate: taskDelegate)
             let id = ObjectIdentifier(transfer)

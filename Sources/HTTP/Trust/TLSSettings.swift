@@ -41,6 +41,9 @@ public struct TLSSettings: Sendable, Hashable {
     ///
     /// - Parameter request: The request about to be sent.
     /// - Returns: The settings to send it with.
+    /// Whether these are the platform's defaults: no evaluator, no client identity.
+    public var isDefault: Bool { serverTrustEvaluator == nil && clientIdentity == nil }
+
     public func resolved(for request: HTTPRequest) -> TLSSettings {
         var settings = self
         switch request.serverTrustPolicy {
