@@ -22,3 +22,18 @@ func show(
 func json(_ response: HTTPResponse) -> [String: Any] {
     (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] ?? [:]
 }
+
+/// Prints a chain as it describes itself (`print(chain)`), indented under the section.
+func show(chain: HTTPLoader) {
+    print(chain.description.split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
+}
+
+/// A progress bar on one line, redrawn in place: `[██████░░░░░░░░░░] 37%  12.0 of 32.0 MiB`.
+func progressBar(_ progress: HTTPProgress) -> String {
+    let fraction = progress.fractionCompleted ?? 0
+    let filled = Int((fraction * 30).rounded(.down))
+    let mebibytes = { (bytes: Int64) in String(format: "%.1f", Double(bytes) / 1_048_576) }
+    let total = progress.totalBytesToReceive.map { " of \(mebibytes($0)) MiB" } ?? ""
+    return "[" + String(repeating: "█", count: filled) + String(repeating: "░", count: 30 - filled) + "] "
+        + String(format: "%3d%%", Int(fraction * 100)) + "  \(mebibytes(progress.bytesReceived))\(total)"
+}

@@ -26,6 +26,7 @@ print("(→ request sent, ← response received, ✕ failed: lines written by Pr
 
 section(1, "What app code writes: let person = try await connection.request(.person(42))")
 let production = AppEnvironment.production(api).makeConnection { print("   \($0)") }
+show(chain: production.loader)
 do {
     let person = try await production.request(.person(42))
     print("   ✓ decoded Person: \(person.name) <\(person.email)> from \(person.address.city)")
@@ -127,7 +128,8 @@ if let issuer = environment["OIDC_ISSUER_URL"].flatMap(URL.init(string:)), let p
 }
 
 print("\nThe HTTP layer underneath, against httpbin:")
-print("chain: ResetGuard --> ApplyEnvironment --> ModifyRequest --> PrintLoader --> URLSessionLoader")
+print("The chain, as it describes itself (print(chain)):")
+show(chain: chain)
 
 section(6, "A relative request: the environment supplies host, port and API key")
 show(await chain.load(HTTPRequest(path: "/headers"))) { response in
@@ -251,14 +253,156 @@ let waves = finishTimes.sorted().map {
 }
 print("   each takes 0.3 s; they finished at \(waves.joined(separator: ", "))")
 
-section(17, "Reset: requests arriving meanwhile are refused, then traffic resumes")
+section(17, "Reset: requests arriving meanwhile are refused; what is in flight drains, or is cancelled")
 let inFlight = Task { await chain.load(HTTPRequest(path: "/delay/1")) }
 try? await Task.sleep(for: .milliseconds(100))
-let reset = Task { await chain.reset() }  // waits for the request in flight to finish
+let reset = Task { await chain.reset() }  // drains: waits for the request in flight to finish
 try? await Task.sleep(for: .milliseconds(100))
 show(await chain.load(HTTPRequest(path: "/get")))
 show(await inFlight.value) { "the request in flight still completed: \($0.status)" }
 await reset.value
 show(await chain.load(HTTPRequest(path: "/get"))) { "after the reset: \($0.status)" }
+let slowInFlight = Task { await chain.load(HTTPRequest(path: "/delay/5")) }
+try? await Task.sleep(for: .milliseconds(200))
+let cancelStart = ContinuousClock.now
+await chain.reset(mode: .cancel)  // a logout the user asked for: nothing of the old session comes back
+show(await slowInFlight.value)
+print("   reset(mode: .cancel) returned after \(ContinuousClock.now - cancelStart)")
+
+section(18, "A streamed response: the head first, then the body as it arrives, line by line")
+switch await chain.stream(HTTPRequest(path: "/stream/3")) {
+case .success(let streamed):
+    print("   head: \(streamed.head.status), body still on its way")
+    do {
+        for try await line in streamed.body.lines { print("   line: \(line.prefix(70))…") }
+    } catch {
+        print("   ✗ \(error)")
+    }
+case .failure(let error):
+    print("   ✗ \(error)")
+}
+
+section(19, "Downloads: 32 MiB to a file with a live progress bar, and one resumed after a dropped connection")
+let downloads = FileManager.default.temporaryDirectory.appendingPathComponent("http-demo-\(UUID().uuidString)")
+try? FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
+let downloader = URLSessionLoader()
+var bigFile = HTTPRequest(url: api.apply(to: HTTPRequest(path: "/download/32M.bin")).url!)
+let lastReport = Locked<HTTPProgress?>(nil)
+bigFile.progressHandler = { progress in
+    lastReport.withLock { $0 = progress }
+    print("\r   " + progressBar(progress), terminator: "")
+    fflush(nil)  // the bar is redrawn in place with every report
+}
+let downloadStart = ContinuousClock.now
+let bigDownload = await downloader.download(bigFile, to: downloads.appendingPathComponent("32M.bin"))
+if let last = lastReport.withLock({ $0 }) { print("\r   " + progressBar(last)) }
+show(bigDownload) { response in
+    "\(response.status), saved to \(response.fileURL?.lastPathComponent ?? "?") in \(ContinuousClock.now - downloadStart)"
+}
+if let downloadServer = environment["DOWNLOADS_URL"].flatMap(URL.init(string:)) {
+    let attempts = Locked<[String]>([])
+    let resuming =
+        ModifyRequest { request in
+            attempts.withLock { $0.append(request.headers["Range"] ?? "the whole file") }
+            return request
+        }
+        --> downloader
+    let cut = URL(string: "\(downloadServer.absoluteString)/file/4000000?drop=demo-\(UUID().uuidString)")!
+    show(await resuming.download(HTTPRequest(url: cut), to: downloads.appendingPathComponent("resumed.bin"))) {
+        "\($0.status) after asking for: \(attempts.value.joined(separator: ", then ")) (the first answer was cut off half-way)"
+    }
+}
+try? FileManager.default.removeItem(at: downloads)
+
+section(20, "Deduplicate: five identical requests in flight, one sent; each caller gets its own result")
+let deduplicate = Deduplicate(ignoringHeaderFields: ["X-Request-ID"])
+let sharing =
+    ApplyEnvironment(environment: httpbin)
+    --> deduplicate
+    --> PrintLoader { print("   \($0)") }
+    --> URLSessionLoader()
+let shared = await withTaskGroup(of: HTTPResult.self, returning: [HTTPResult].self) { group in
+    for index in 1...5 {
+        group.addTask {
+            var request = HTTPRequest(path: "/delay/0.5")
+            request.headers["X-Request-ID"] = "demo-\(index)"
+            return await sharing.load(request)
+        }
+    }
+    var results: [HTTPResult] = []
+    for await result in group { results.append(result) }
+    return results
+}
+let requestID: (HTTPResult) -> String = { $0.response?.request.headers["X-Request-ID"] ?? "" }
+for result in shared.sorted(by: { requestID($0) < requestID($1) }) {
+    show(result) { "\($0.status) for the caller with X-Request-ID \($0.request.headers["X-Request-ID"] ?? "?")" }
+}
+
+section(21, "CircuitBreaker: a failing origin is left alone until a trial shows it has recovered")
+let breaker = CircuitBreaker(configuration: .init(minimumNumberOfRequests: 3, openDuration: .seconds(1)))
+let guarded =
+    ApplyEnvironment(environment: httpbin)
+    --> breaker
+    --> PrintLoader { print("   \($0)") }
+    --> URLSessionLoader()
+let httpbinOrigin = Origin(scheme: httpbin.scheme, host: httpbin.host, port: httpbin.port)
+for _ in 0..<3 { show(await guarded.load(HTTPRequest(path: "/status/503"))) }
+print("   the circuit for \(httpbinOrigin) is \(breaker.state(for: httpbinOrigin))")
+show(await guarded.load(HTTPRequest(path: "/get")))  // refused at once: no → line
+try? await Task.sleep(for: .seconds(1))
+show(await guarded.load(HTTPRequest(path: "/get"))) { "the trial: \($0.status)" }
+print("   the circuit is \(breaker.state(for: httpbinOrigin)) again")
+
+section(22, "Record and replay: real traffic into a cassette, answered again without the server, exported as HAR")
+let recordings = FileManager.default.temporaryDirectory.appendingPathComponent("http-demo-\(UUID().uuidString)")
+try? FileManager.default.createDirectory(at: recordings, withIntermediateDirectories: true)
+let cassetteFile = recordings.appendingPathComponent("httpbin.json")
+let recorder = Recorder(file: cassetteFile)
+let recording = ApplyEnvironment(environment: httpbin) --> recorder --> URLSessionLoader()
+show(chain: recording)
+var session = [
+    HTTPRequest(
+        path: "/get", query: [URLQueryItem(name: "b", value: "2"), URLQueryItem(name: "a", value: "1")],
+        headers: ["Authorization": "Bearer secret-token"]),
+    HTTPRequest(method: .post, path: "/anything/people", body: JSONBody(NewPerson(name: "Zoë", languages: ["Swift"]))),
+    HTTPRequest(path: "/status/503"),
+]
+for request in session { show(await recording.load(request)) { "recorded: \($0.status), \($0.body.count) bytes" } }
+let recorded = (try? String(contentsOf: cassetteFile, encoding: .utf8)) ?? ""
+print(
+    "   \(recorder.cassette.entries.count) entries in \(cassetteFile.lastPathComponent); the token and the API key in it: "
+        + "\(recorded.contains("secret-token") || recorded.contains("demo-key-123") ? "✗ present" : "<redacted>")")
+do {
+    let replaying = ApplyEnvironment(environment: httpbin) --> (try ReplayLoader(contentsOf: cassetteFile))
+    // The same session, built afresh: the query in another order, a newer token.
+    session[0] = HTTPRequest(
+        path: "/get", query: [URLQueryItem(name: "a", value: "1"), URLQueryItem(name: "b", value: "2")],
+        headers: ["Authorization": "Bearer a-newer-token"])
+    for request in session { show(await replaying.load(request)) { "replayed: \($0.status), \($0.body.count) bytes" } }
+    show(await replaying.load(HTTPRequest(path: "/never-recorded")))
+    let har = recordings.appendingPathComponent("httpbin.har")
+    try recorder.cassette.harData().write(to: har)
+    print("   HAR 1.2 for a browser's developer tools (Network panel, import): \(har.lastPathComponent)")
+} catch {
+    print("   ✗ \(error)")
+}
+try? FileManager.default.removeItem(at: recordings)
+
+section(23, "Observing loads: an identity per load, metrics per attempt, a W3C traceparent")
+let observed =
+    Observe { event in
+        if event.kind == .loadFinished, let metrics = event.metrics {
+            print("   \(event.loadID) finished: \(metrics)")
+        }
+    }
+    --> ApplyEnvironment(environment: httpbin)
+    --> PropagateTraceContext()
+    --> URLSessionLoader()
+for _ in 0..<2 {
+    show(await observed.load(HTTPRequest(path: "/headers"))) { response in
+        let headers = json(response)["headers"] as? [String: String] ?? [:]
+        return "\(response.status); the server saw traceparent \(headers["Traceparent"] ?? "-")"
+    }
+}
 
 print("\nDone.")
