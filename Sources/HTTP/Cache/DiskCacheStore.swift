@@ -199,7 +199,8 @@ extension DiskCacheStore {
         guard !index.withLock({ $0.isLoaded }) else { return }
         var files: [(hash: UInt64, size: Int, modified: Double)] = []
         let now = Date().timeIntervalSince1970
-        for name in fileNames() {
+        let names = try? FileManager.default.contentsOfDirectory(atPath: directoryPath)
+        for name in names ?? [] {
             var info = stat()
             guard lstat(path(named: name), &info) == 0 else { continue }
             #if canImport(Darwin)
@@ -218,7 +219,7 @@ extension DiskCacheStore {
         let evicted = index.withLock { index -> [UInt64] in
             guard !index.isLoaded else { return [] }
             index.isLoaded = true
-            index.hasDirectory = true
+            index.hasDirectory = names != nil
             for file in files { index.files.set((), cost: file.size, for: file.hash) }
             var evicted: [UInt64] = []
             while index.files.totalCost > maximumSize, let oldest = index.files.removeOldest() {
