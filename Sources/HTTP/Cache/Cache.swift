@@ -152,6 +152,9 @@ public final class Cache: HTTPLoader, @unchecked Sendable {
     /// The number of background revalidations running; for tests.
     package var backgroundRevalidationCount: Int { state.withLock { $0.revalidations.count } }
 
+    /// The number of resets that have begun and not ended; for tests.
+    package var resetsInProgress: Int { resetting.load(ordering: .sequentiallyConsistent) }
+
     /// Sends `request` on, and the requests the transaction asks for after it, applying its store updates before
     /// the result is delivered (so a reset, which waits for these loads, empties the store after them).
     private func send(_ request: HTTPRequest, for transaction: inout CacheTransaction) async -> HTTPResult {

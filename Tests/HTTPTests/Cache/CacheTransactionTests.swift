@@ -74,8 +74,9 @@ import Testing
         }
         #expect(conditional.headers["If-None-Match"] == "\"t\"")
         let notModified = HTTPResponse(request: conditional, status: .notModified, headers: ["X-A": "new"])
-        guard case .deliver(.success(let response), .store(let freshened, let key)) =
-            validation.received(.success(notModified), now: start + 21)
+        guard
+            case .deliver(.success(let response), .store(let freshened, let key)) =
+                validation.received(.success(notModified), now: start + 21)
         else {
             Issue.record("the 304 was not turned into the stored response")
             return
@@ -108,8 +109,9 @@ import Testing
         var foreground = transaction()
         _ = foreground.start(now: start)
         let stored = entry(["Cache-Control": "max-age=10, stale-while-revalidate=30", "Last-Modified": "x"])
-        guard case .respondAndRevalidate(let stale, var background, let request) =
-            foreground.lookedUp(stored, now: start + 25)
+        guard
+            case .respondAndRevalidate(let stale, var background, let request) =
+                foreground.lookedUp(stored, now: start + 25)
         else {
             Issue.record("not served stale")
             return
@@ -118,14 +120,16 @@ import Testing
         #expect(request.headers["If-Modified-Since"] == "x")
         // The background transaction is validating: a 503 leaves the entry alone, a 304 freshens it.
         var failed = background
-        guard case .deliver(_, .none) =
-            failed.received(.success(HTTPResponse(request: request, status: .serviceUnavailable)), now: start + 26)
+        guard
+            case .deliver(_, .none) =
+                failed.received(.success(HTTPResponse(request: request, status: .serviceUnavailable)), now: start + 26)
         else {
             Issue.record("a failed background revalidation changed the store")
             return
         }
-        guard case .deliver(_, .store(let freshened, _)) =
-            background.received(.success(HTTPResponse(request: request, status: .notModified)), now: start + 26)
+        guard
+            case .deliver(_, .store(let freshened, _)) =
+                background.received(.success(HTTPResponse(request: request, status: .notModified)), now: start + 26)
         else {
             Issue.record("a 304 did not freshen the entry")
             return
@@ -145,8 +149,9 @@ import Testing
         #expect(timeout.status == .gatewayTimeout)
         var mustRevalidate = transaction(request)
         _ = mustRevalidate.start(now: start)
-        guard case .respond(let refused) = mustRevalidate.lookedUp(
-            entry(["Cache-Control": "max-age=1, must-revalidate"]), now: start + 5)
+        guard
+            case .respond(let refused) = mustRevalidate.lookedUp(
+                entry(["Cache-Control": "max-age=1, must-revalidate"]), now: start + 5)
         else {
             Issue.record("forwarded")
             return
@@ -155,7 +160,9 @@ import Testing
     }
 
     @Test func aNewResponseIsStoredOnlyWhenStorableAndUsable() {
-        func update(_ headers: HTTPHeaders, status: HTTPStatus = .ok, request: HTTPRequest = cacheRequest())
+        func update(
+            _ headers: HTTPHeaders, status: HTTPStatus = .ok, request: HTTPRequest = cacheRequest()
+        )
             -> String
         {
             var miss = transaction(request)

@@ -103,7 +103,8 @@ final class TemporaryDirectory: Sendable {
         var random = SplitMix64(seed: seed)
         switch damage {
         case "truncated": bytes.removeLast(Int.random(in: 1..<bytes.count, using: &random))
-        case "flipped": bytes[Int.random(in: 0..<bytes.count, using: &random)] ^= UInt8.random(in: 1...255, using: &random)
+        case "flipped":
+            bytes[Int.random(in: 0..<bytes.count, using: &random)] ^= UInt8.random(in: 1...255, using: &random)
         case "garbage": bytes = (0..<bytes.count).map { _ in UInt8.random(in: 0...255, using: &random) }
         case "empty": bytes = []
         case "extended": bytes.append(0)
@@ -153,13 +154,16 @@ final class TemporaryDirectory: Sendable {
         for key in keys { await store.store(entry(), for: key) }
         // Date the files a < b < c < e, as if used in that order long ago.
         for (index, key) in keys.enumerated() {
-            var times = [timeval(tv_sec: 1_000_000_000 + index, tv_usec: 0), timeval(tv_sec: 1_000_000_000 + index, tv_usec: 0)]
+            var times = [
+                timeval(tv_sec: 1_000_000_000 + index, tv_usec: 0), timeval(tv_sec: 1_000_000_000 + index, tv_usec: 0),
+            ]
             #expect(utimes(directory.file(for: key), &times) == 0)
         }
         // After a restart, using "a" makes it the most recent: "b" is the one to go.
         let restarted = DiskCacheStore(directory: directory.url, maximumSize: size * 4)
         _ = await restarted.entry(for: "a")
-        let used = try FileManager.default.attributesOfItem(atPath: directory.file(for: "a"))[.modificationDate] as? Date
+        let used =
+            try FileManager.default.attributesOfItem(atPath: directory.file(for: "a"))[.modificationDate] as? Date
         #expect(try #require(used).timeIntervalSince1970 > 1_000_000_010)
         await restarted.store(entry(), for: "d")
         #expect(await restarted.entry(for: "b") == nil)
@@ -254,12 +258,17 @@ final class TemporaryDirectory: Sendable {
         for _ in 0..<5_000 {
             var bytes: [UInt8]
             if Bool.random(using: &random) {
-                bytes = (0..<Int.random(in: 0..<200, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
-                if bytes.count >= 8, Bool.random(using: &random) { bytes.replaceSubrange(0..<8, with: CacheEntryFile.magic) }
+                bytes = (0..<Int.random(in: 0..<200, using: &random)).map { _ in
+                    UInt8.random(in: 0...255, using: &random)
+                }
+                if bytes.count >= 8, Bool.random(using: &random) {
+                    bytes.replaceSubrange(0..<8, with: CacheEntryFile.magic)
+                }
             } else {
                 var payload = Array(valid[16..<(valid.count - 8)])
                 for _ in 0..<Int.random(in: 1...4, using: &random) {
-                    payload[Int.random(in: 0..<payload.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+                    payload[Int.random(in: 0..<payload.count, using: &random)] = UInt8.random(
+                        in: 0...255, using: &random)
                 }
                 bytes = CacheEntryFile.magic
                 withUnsafeBytes(of: UInt64(payload.count).littleEndian) { bytes.append(contentsOf: $0) }
