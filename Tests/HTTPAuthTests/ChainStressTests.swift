@@ -10,7 +10,7 @@ import Testing
 /// and no delegate: authenticated requests then fail with `.cannotAuthenticate`.
 @Suite struct ChainStressTests {
     enum Link: CaseIterable {
-        case resetGuard, auth, retry, throttle, environment
+        case resetGuard, auth, retry, throttle, environment, cache
     }
 
     @Test(arguments: 0..<4)
@@ -34,7 +34,10 @@ import Testing
                 switch outcome {
                 case 0: return .failure(HTTPError(.cannotConnect, request: request))
                 case 1: return .success(HTTPResponse(request: request, status: .serviceUnavailable))
-                default: return .success(HTTPResponse(request: request, status: .ok))
+                default:
+                    // Fresh for a moment, then served stale while a Cache revalidates it in the background.
+                    let headers: HTTPHeaders = ["Cache-Control": "max-age=0, stale-while-revalidate=1", "ETag": "\"e\""]
+                    return .success(HTTPResponse(request: request, status: .ok, headers: headers))
                 }
             }
         }
@@ -51,6 +54,7 @@ import Testing
                 resourceOrigins: ["stress.example"]),
             credentials: token)
         let basic = BasicAuth(origins: ["stress.example"], credentials: BasicCredentials(username: "u", password: "p"))
+        let cache = Cache(authorizationPolicy: .privateCacheRules)
         var loaders: [HTTPLoader] = order.map { link in
             switch link {
             case .resetGuard: ResetGuard()
@@ -58,6 +62,7 @@ import Testing
             case .retry: retry
             case .throttle: throttle
             case .environment: ApplyEnvironment(environment: ServerEnvironment(host: "stress.example"))
+            case .cache: cache
             }
         }
         loaders.append(terminal)
@@ -80,7 +85,7 @@ import Testing
             await withTaskGroup(of: Void.self) { group in
                 var cancellers: [@Sendable () -> Void] = []
                 for index in 0..<loadCount {
-                    var request = HTTPRequest(path: "/item/\(index)")
+                    var request = HTTPRequest(path: "/item/\(index % 64)")
                     request.authenticationMethod = plans[index].method
                     // ApplyEnvironment may come after Auth in this order: name the host so that every order
                     // authenticates.
@@ -130,6 +135,7 @@ import Testing
         print("ChainStressTests: \(context): \(outcomes.sorted { $0.key < $1.key })")
         #expect((outcomes["200"] ?? 0) > 0, "\(context): nothing succeeded: \(outcomes)")
         #expect((outcomes["resetInProgress"] ?? 0) + (outcomes["cancelled"] ?? 0) > 0, "\(context): \(outcomes)")
+        await eventually { cache.backgroundRevalidationCount == 0 }
         #expect(throttle.waitingCount == 0 && throttle.runningCount == 0, "\(context): left parked in Throttle")
         #expect(retry.waitingCount == 0, "\(context)")
         #expect(oauth.waitingCount == 0 && basic.waitingCount == 0, "\(context)")

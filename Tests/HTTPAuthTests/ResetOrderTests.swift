@@ -92,7 +92,7 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
 /// what is in flight as asked, and the chain works again afterwards.
 @Suite struct ResetOrderTests {
     enum Link: String, CaseIterable, Sendable {
-        case resetGuard, auth, retry, throttle
+        case resetGuard, auth, retry, throttle, cache
     }
 
     static let orders: [[Link]] = permutations(Link.allCases)
@@ -147,6 +147,7 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
                 case .auth: loaders.append(Auth(loaders: [.oauth: oauth, .basic: basic]))
                 case .retry: loaders.append(retry)
                 case .throttle: loaders.append(throttle)
+                case .cache: loaders.append(Cache())
                 }
             }
             loaders.append(terminal)
