@@ -36,7 +36,9 @@ import Testing
                 case 1: return .success(HTTPResponse(request: request, status: .serviceUnavailable))
                 default:
                     // Fresh for a moment, then served stale while a Cache revalidates it in the background.
-                    let headers: HTTPHeaders = ["Cache-Control": "max-age=0, stale-while-revalidate=1", "ETag": "\"e\""]
+                    let headers: HTTPHeaders = [
+                        "Cache-Control": "max-age=0, stale-while-revalidate=1", "ETag": "\"e\"",
+                    ]
                     return .success(HTTPResponse(request: request, status: .ok, headers: headers))
                 }
             }
