@@ -5,9 +5,9 @@ import Foundation
 // FAIL. Run by scripts/bench.sh, which starts nginx and sets NGINX_URL; without NGINX_URL the loopback
 // section is skipped.
 //
-//   BudgetReport [--quick] [--strict] [--only inprocess,cold,loopback,scale,breakdown] [--breakdown]
+//   BudgetReport [--quick] [--strict] [--only inprocess,cold,loopback,scale,cache,breakdown] [--breakdown]
 //                [--loopback-rounds N] [--loopback-slices N] [--seed N]
-//   BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
+//   BudgetReport --spin default|terminal|cache-hit|loaders-N|middlewares-N SECONDS
 //   BudgetReport --send CLIENT COUNT [CONCURRENCY]
 //   BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-rounds N] [--loopback-slices N] [--seed N]
 //
@@ -37,7 +37,7 @@ import Foundation
 struct Options {
     var quick = false
     var strict = false
-    var sections: Set<String> = ["inprocess", "cold", "loopback", "scale"]
+    var sections: Set<String> = ["inprocess", "cold", "loopback", "scale", "cache"]
     var spin: (subject: InProcessSubject, seconds: Double)?
     var loopbackRounds: Int?
     var loopbackSlices: Int?
@@ -128,6 +128,7 @@ struct Options {
         switch name {
         case "default": return .defaultChain()
         case "terminal": return .terminal()
+        case "cache-hit": return .cacheHit()
         default:
             if name.hasPrefix("loaders-"), let count = Int(name.dropFirst("loaders-".count)) {
                 return .passThroughLoaders(count)
@@ -143,9 +144,9 @@ struct Options {
         FileHandle.standardError.write(
             Data(
                 """
-                usage: BudgetReport [--quick] [--strict] [--only inprocess,cold,loopback,scale,breakdown] [--breakdown]
+                usage: BudgetReport [--quick] [--strict] [--only inprocess,cold,loopback,scale,cache,breakdown] [--breakdown]
                                     [--loopback-rounds N] [--loopback-slices N] [--seed N]
-                       BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
+                       BudgetReport --spin default|terminal|cache-hit|loaders-N|middlewares-N SECONDS
                        BudgetReport --send CLIENT COUNT [CONCURRENCY]
                        BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-rounds N] [--loopback-slices N]
                                     [--seed N]
@@ -182,6 +183,10 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
         sections.append(
             await measureInProcess(rounds: options.quick ? 3 : 9, iterations: options.quick ? 20_000 : 200_000)
         )
+    }
+    if options.sections.contains("cache") {
+        progress("cache…")
+        sections.append(await measureCache(rounds: options.quick ? 3 : 9, iterations: options.quick ? 20_000 : 200_000))
     }
     let plan = options.loopbackPlan
     if options.sections.contains("cold") {

@@ -119,18 +119,24 @@ public final class Cache: HTTPLoader, @unchecked Sendable {
             return .failure(refusal(of: request))
         }
         var transaction = CacheTransaction(request: request, authorizationPolicy: authorizationPolicy)
-        switch transaction.start(now: now()) {
+        let started = now()
+        switch transaction.start(now: started) {
         case .pass:
             return await loadNext(request)
         case .forward(let sent):
             return await send(sent, for: &transaction)
         case .lookUp(let key):
             let entry = await store.entry(for: key)
-            switch transaction.lookedUp(entry, now: now()) {
+            switch transaction.lookedUp(entry, now: started) {
             case .respond(let response):
                 return .success(response)
-            case .respondAndRevalidate(let response, let revalidation, let sent):
-                revalidateInBackground(key: key, sending: sent, with: revalidation)
+            case .respondAndRevalidate(let response, let sent):
+                if let entry {
+                    let revalidation = CacheTransaction(
+                        revalidating: entry, key: key, for: request, authorizationPolicy: authorizationPolicy,
+                        sentAt: started)
+                    revalidateInBackground(key: key, sending: sent, with: revalidation)
+                }
                 return .success(response)
             case .forward(let sent):
                 return await send(sent, for: &transaction)

@@ -3,20 +3,24 @@ import Foundation
 extension CacheEntry {
     /// What a cache needs from a stored response's header fields, read once: its directives, its freshness
     /// lifetime and initial age (RFC 9111 §4.2), its validators and the fields it varies on.
-    struct Metadata: Sendable {
-        var control: CacheControl
+    ///
+    /// A class, so that an entry — copied on every hit, from the store to the response — stays a few words.
+    final class Metadata: Sendable {
+        let control: CacheControl
         /// How long the response stays fresh, in seconds (RFC 9111 §4.2.1); zero when it is stale at once.
-        var freshnessLifetime: Double
+        let freshnessLifetime: Double
         /// Whether ``freshnessLifetime`` is a heuristic (RFC 9111 §4.2.2) rather than the server's word.
-        var isHeuristic: Bool
+        let isHeuristic: Bool
         /// The response's age when it was received, in seconds (`corrected_initial_age`, RFC 9111 §4.2.3).
-        var correctedInitialAge: Double
+        let correctedInitialAge: Double
         /// `ETag`, as sent.
-        var entityTag: String?
+        let entityTag: String?
         /// `Last-Modified`, as sent.
-        var lastModified: String?
+        let lastModified: String?
         /// The field names `Vary` lists, lowercased; `*` among them matches no request.
-        var varyNames: [String]
+        let varyNames: [String]
+        /// Whether the stored fields include `Age`, which a response served from the store replaces.
+        let hasAgeField: Bool
 
         /// Statuses a cache may give a heuristic lifetime (RFC 9110 §15.1).
         static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
@@ -35,7 +39,9 @@ extension CacheEntry {
             let requestTime = Self.seconds(requestDate)
             let date = headers.values(for: "Date").first.flatMap { HTTPDate.secondsSince1970($0, now: responseDate) }
                 .map(Double.init)
-            let age = headers.values(for: "Age").first.flatMap { CacheControl.deltaSeconds(Array($0.utf8)) }
+            let ageField = headers.values(for: "Age").first
+            hasAgeField = ageField != nil
+            let age = ageField.flatMap { CacheControl.deltaSeconds(Array($0.utf8)) }
 
             // §4.2.3: the age when received, from the Age field, the time in transit and the Date field.
             let apparentAge = max(0, responseTime - (date ?? responseTime))
@@ -43,7 +49,7 @@ extension CacheEntry {
             correctedInitialAge = max(apparentAge, Double(age ?? 0) + responseDelay)
 
             // §4.2.1: max-age, else Expires − Date; an invalid max-age or Expires means stale at once.
-            isHeuristic = false
+            var isHeuristic = false
             if control.hasInvalidMaxAge {
                 freshnessLifetime = 0
             } else if let maxAge = control.maxAge {
@@ -61,6 +67,7 @@ extension CacheEntry {
             } else {
                 freshnessLifetime = 0
             }
+            self.isHeuristic = isHeuristic
         }
 
         /// Whether the response has a validator, so that a stale copy can be revalidated with a conditional request.

@@ -13,7 +13,7 @@ public struct CacheEntry: Sendable {
     public let headers: HTTPHeaders
     /// The response's body.
     public let body: Data
-    /// The URL the response came from.
+    /// The URL the response came from, when the transport named it; `nil` means the request's URL.
     public let url: URL?
     /// When the request that produced the response was sent (RFC 9111's `request_time`), on the cache's clock.
     public let requestDate: Date
@@ -104,7 +104,7 @@ extension CacheEntry {
             if let value = Self.varyValue(of: name, in: request) { varying.add(value, for: name) }
         }
         self.init(
-            status: response.status, headers: headers, body: response.body, url: response.url,
+            status: response.status, headers: headers, body: response.body, url: response.explicitURL,
             requestDate: requestDate, responseDate: responseDate, varyingRequestHeaders: varying)
     }
 
@@ -150,9 +150,15 @@ extension CacheEntry {
     /// The response to `request` made from this entry, with its current `Age` and a `Cache-Status` member
     /// (RFC 9211) saying what the cache did.
     func response(to request: HTTPRequest, age: Double, cacheStatus: String) -> HTTPResponse {
-        var headers = headers
-        headers["Age"] = String(Metadata.wholeSeconds(age))
-        headers.add(cacheStatus, for: "Cache-Status")
-        return HTTPResponse(request: request, status: status, headers: headers, body: body, url: url)
+        var fields: [HTTPHeaders.Field] = []
+        fields.reserveCapacity(headers.count + 2)
+        if metadata.hasAgeField {
+            fields.append(contentsOf: headers.lazy.filter { !$0.hasName("Age") })
+        } else {
+            fields.append(contentsOf: headers)
+        }
+        fields.append(HTTPHeaders.Field(name: "Age", value: String(Metadata.wholeSeconds(age))))
+        fields.append(HTTPHeaders.Field(name: "Cache-Status", value: cacheStatus))
+        return HTTPResponse(request: request, status: status, headers: HTTPHeaders(fields), body: body, url: url)
     }
 }

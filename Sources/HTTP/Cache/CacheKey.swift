@@ -19,28 +19,58 @@ enum CacheKey {
         } else {
             return nil
         }
-        var key = method.rawValue
-        key += " "
-        key += scheme
-        key += "://"
-        if host.utf8.allSatisfy({ $0 < 0x80 && !($0 >= 0x41 && $0 <= 0x5A) }) {
-            key += host
-        } else if host.utf8.allSatisfy({ $0 < 0x80 }) {
-            key += host.lowercased()
-        } else {
-            key += Origin(scheme: scheme, host: host).host  // the Punycode form, as sent
+        var isLowercaseASCII = true
+        var isASCII = true
+        for byte in host.utf8 {
+            if byte >= 0x80 {
+                isASCII = false
+                break
+            }
+            if byte >= 0x41 && byte <= 0x5A { isLowercaseASCII = false }
         }
-        if let port = request.port, port != Origin.defaultPort(forScheme: scheme) {
-            key += ":"
-            key += String(port)
-        }
+        let keyHost =
+            isLowercaseASCII && isASCII
+            ? host : isASCII ? host.lowercased() : Origin(scheme: scheme, host: host).host  // Punycode, as sent
+        var port = ""
+        if let number = request.port, number != Origin.defaultPort(forScheme: scheme) { port = ":" + String(number) }
         let path = request.percentEncodedPath
-        key += path.isEmpty ? "/" : path
-        if let query = request.percentEncodedQuery {
-            key += "?"
-            key += query
+        let query = request.percentEncodedQuery
+        return concatenate(
+            method.rawValue, " ", scheme, "://", keyHost, port, path.isEmpty ? "/" : path, query == nil ? "" : "?",
+            query ?? "")
+    }
+
+    /// The strings one after another, built in one allocation: the key is made on every load, hits included.
+    private static func concatenate(
+        _ a: String, _ b: String, _ c: String, _ d: String, _ e: String, _ f: String, _ g: String, _ h: String,
+        _ i: String
+    ) -> String {
+        let count =
+            a.utf8.count + b.utf8.count + c.utf8.count + d.utf8.count + e.utf8.count + f.utf8.count + g.utf8.count
+            + h.utf8.count + i.utf8.count
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            var offset = 0
+            offset = copy(a, into: buffer, at: offset)
+            offset = copy(b, into: buffer, at: offset)
+            offset = copy(c, into: buffer, at: offset)
+            offset = copy(d, into: buffer, at: offset)
+            offset = copy(e, into: buffer, at: offset)
+            offset = copy(f, into: buffer, at: offset)
+            offset = copy(g, into: buffer, at: offset)
+            offset = copy(h, into: buffer, at: offset)
+            return copy(i, into: buffer, at: offset)
         }
-        return key
+    }
+
+    /// Copies `part`'s UTF-8 into `buffer` from `offset`, as far as it fits, and returns where it ended.
+    private static func copy(_ part: String, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
+        var part = part
+        return part.withUTF8 { bytes in
+            let count = min(bytes.count, buffer.count - offset)
+            guard count > 0, let source = bytes.baseAddress, let target = buffer.baseAddress else { return offset }
+            (target + offset).initialize(from: source, count: count)
+            return offset + count
+        }
     }
 
     /// The `GET` keys of the URIs a response's `Location` and `Content-Location` name, when they are on the

@@ -32,9 +32,10 @@ struct CacheTransaction {
     enum LookupAction {
         /// Answer with this response; nothing is sent.
         case respond(HTTPResponse)
-        /// Answer with this stale response, and revalidate it in the background: send the request with the
-        /// transaction given, and apply what its ``received(_:now:)`` says to the store.
-        case respondAndRevalidate(HTTPResponse, revalidation: CacheTransaction, request: HTTPRequest)
+        /// Answer with this stale response, and revalidate the entry in the background: send this request with
+        /// a transaction made by ``init(revalidating:key:for:authorizationPolicy:sentAt:)``, and apply to the store
+        /// what its ``received(_:now:)`` says.
+        case respondAndRevalidate(HTTPResponse, request: HTTPRequest)
         /// Send this request, then call ``received(_:now:)``.
         case forward(HTTPRequest)
     }
@@ -103,9 +104,13 @@ struct CacheTransaction {
         self.requestControl = control
     }
 
-    /// A transaction for revalidating `entry` in the background with `conditional`, sent at `sentAt`.
-    private init(revalidating entry: CacheEntry, key: String, of original: CacheTransaction, sentAt: Date) {
-        self = original
+    /// A transaction revalidating `entry`, stored under `key`, in the background for `request` (the one that was
+    /// answered stale), its conditional request sent at `sentAt`.
+    init(
+        revalidating entry: CacheEntry, key: String, for request: HTTPRequest,
+        authorizationPolicy: Cache.AuthorizationPolicy, sentAt: Date
+    ) {
+        self.init(request: request, authorizationPolicy: authorizationPolicy)
         state = .validating(Validation(key: key, sentAt: sentAt, entry: entry, isBackground: true))
     }
 
@@ -180,9 +185,7 @@ struct CacheTransaction {
                     state = .finished
                     let stale = entry.response(
                         to: request, age: age, cacheStatus: "Cache; hit; ttl=\(ttl); detail=stale-while-revalidate")
-                    let revalidation = CacheTransaction(revalidating: entry, key: key, of: self, sentAt: now)
-                    return .respondAndRevalidate(
-                        stale, revalidation: revalidation, request: conditionalRequest(for: entry))
+                    return .respondAndRevalidate(stale, request: conditionalRequest(for: entry))
                 }
             }
         }

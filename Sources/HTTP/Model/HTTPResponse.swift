@@ -92,6 +92,10 @@ public struct HTTPResponse: Sendable {
         set { uniqueStorage().explicitURL = newValue }
     }
 
+    /// The URL the transport set, or `nil` when ``url`` is the request's: what a cache keeps, without building
+    /// the request's URL.
+    var explicitURL: URL? { storage.explicitURL }
+
     public init(
         request: HTTPRequest,
         status: HTTPStatus = .ok,
