@@ -186,7 +186,9 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
     }
     if options.sections.contains("cache") {
         progress("cache…")
-        sections.append(await measureCache(rounds: options.quick ? 3 : 9, iterations: options.quick ? 20_000 : 200_000))
+        sections.append(
+            await measureCache(rounds: options.quick ? 3 : 9, iterations: options.quick ? 20_000 : 200_000)
+        )
     }
     let plan = options.loopbackPlan
     if options.sections.contains("cold") {
