@@ -52,3 +52,29 @@ func cacheRequest(
 {
     HTTPRequest(method: method, host: "api.example.com", path: path, headers: headers)
 }
+
+/// A cache over a MockLoader with a manual clock, for the suites that drive the cache through its loader.
+protocol CacheFixture {
+    var clock: ManualDate { get }
+    var mock: MockLoader { get }
+}
+
+extension CacheFixture {
+    func makeCache(
+        store: any CacheStore = MemoryCacheStore(), policy: Cache.AuthorizationPolicy = .sharedCacheRules
+    ) -> Cache {
+        let cache = Cache(store: store, authorizationPolicy: policy, now: clock.closure)
+        cache.nextLoader = mock
+        return cache
+    }
+
+    /// Queues a 200 with `headers`, dated when it is sent.
+    @discardableResult
+    func ok(_ headers: HTTPHeaders, body: String = "stored body") -> MockLoader {
+        mock.then { [clock] request in
+            var headers = headers
+            if !headers.contains("Date") { headers["Date"] = clock.httpDate() }
+            return .success(HTTPResponse(request: request, status: .ok, headers: headers, body: Data(body.utf8)))
+        }
+    }
+}
