@@ -10,7 +10,7 @@ import Testing
 /// and no delegate: authenticated requests then fail with `.cannotAuthenticate`.
 @Suite struct ChainStressTests {
     enum Link: CaseIterable {
-        case resetGuard, auth, retry, throttle, environment, recorder, deduplicate, circuitBreaker
+        case resetGuard, auth, retry, throttle, environment, recorder, deduplicate, circuitBreaker, cache
     }
 
     @Test(arguments: 0..<4)
@@ -34,7 +34,12 @@ import Testing
                 switch outcome {
                 case 0: return .failure(HTTPError(.cannotConnect, request: request))
                 case 1: return .success(HTTPResponse(request: request, status: .serviceUnavailable))
-                default: return .success(HTTPResponse(request: request, status: .ok))
+                default:
+                    // Fresh for a moment, then served stale while a Cache revalidates it in the background.
+                    let headers: HTTPHeaders = [
+                        "Cache-Control": "max-age=0, stale-while-revalidate=1", "ETag": "\"e\"",
+                    ]
+                    return .success(HTTPResponse(request: request, status: .ok, headers: headers))
                 }
             }
         }
@@ -53,6 +58,7 @@ import Testing
         let basic = BasicAuth(origins: ["stress.example"], credentials: BasicCredentials(username: "u", password: "p"))
         let recorder = Recorder()
         let deduplicate = Deduplicate()
+        let cache = Cache(authorizationPolicy: .privateCacheRules)
         var loaders: [HTTPLoader] = order.map { link in
             switch link {
             case .resetGuard: ResetGuard()
@@ -63,6 +69,7 @@ import Testing
             case .recorder: recorder
             case .deduplicate: deduplicate
             case .circuitBreaker: CircuitBreaker()
+            case .cache: cache
             }
         }
         loaders.append(terminal)
@@ -85,8 +92,8 @@ import Testing
             await withTaskGroup(of: Void.self) { group in
                 var cancellers: [@Sendable () -> Void] = []
                 for index in 0..<loadCount {
-                    // Some paths repeat, so that Deduplicate has loads in flight to share.
-                    var request = HTTPRequest(path: "/item/\(index % 300)")
+                    // Some paths repeat, so that Deduplicate has loads in flight to share and Cache has responses.
+                    var request = HTTPRequest(path: "/item/\(index % 64)")
                     request.authenticationMethod = plans[index].method
                     // ApplyEnvironment may come after Auth in this order: name the host so that every order
                     // authenticates.
@@ -137,6 +144,7 @@ import Testing
         print("ChainStressTests: \(context): \(outcomes.sorted { $0.key < $1.key })")
         #expect((outcomes["200"] ?? 0) > 0, "\(context): nothing succeeded: \(outcomes)")
         #expect((outcomes["resetInProgress"] ?? 0) + (outcomes["cancelled"] ?? 0) > 0, "\(context): \(outcomes)")
+        await eventually { cache.backgroundRevalidationCount == 0 }
         #expect(throttle.waitingCount == 0 && throttle.runningCount == 0, "\(context): left parked in Throttle")
         #expect(retry.waitingCount == 0, "\(context)")
         #expect(oauth.waitingCount == 0 && basic.waitingCount == 0, "\(context)")

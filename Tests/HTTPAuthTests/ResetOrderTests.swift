@@ -94,7 +94,7 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
 /// what is in flight as asked, and the chain works again afterwards.
 @Suite struct ResetOrderTests {
     enum Link: String, CaseIterable, Sendable {
-        case resetGuard, auth, retry, throttle, recorder, deduplicate, circuitBreaker
+        case resetGuard, auth, retry, throttle, recorder, deduplicate, circuitBreaker, cache
     }
 
     /// The links the first chains had, whose every order is tested.
@@ -175,6 +175,7 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
                 case .recorder: loaders.append(Recorder())  // a pass-through link: holds nothing
                 case .deduplicate: loaders.append(deduplicate)
                 case .circuitBreaker: loaders.append(CircuitBreaker())
+                case .cache: loaders.append(Cache())
                 }
             }
             loaders.append(terminal)

@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func readsAFileItWrote() throws {
-        let directory = try TemporaryDirectory()
+        let directory = TemporaryDirectory()
         let file = directory.file("cassette.json")
         let cassette = Cassette(entries: [Self.entry])
         try cassette.write(to: file)
@@ -121,7 +121,7 @@ import Testing
     }
 
     @Test func aMissingOrUnreadableFileIsAClearErrorNamingIt() throws {
-        let directory = try TemporaryDirectory()
+        let directory = TemporaryDirectory()
         let missing = directory.file("missing.json")
         let error = #expect(throws: CassetteError.self) { try Cassette(contentsOf: missing) }
         #expect(error?.file == missing)

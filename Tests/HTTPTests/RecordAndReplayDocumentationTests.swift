@@ -22,7 +22,7 @@ private func terminal(for cassette: URL, network: HTTPLoader = URLSessionLoader(
     static let person = Data(#"{"name":"Zoë"}"#.utf8)
 
     @Test func recordThenReplayThenExport() async throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = TemporaryDirectory()
         let directory = temporary.url
         let network = MockLoader().then(status: .ok, headers: ["Content-Type": "application/json"], body: Self.person)
 
@@ -94,7 +94,7 @@ private func terminal(for cassette: URL, network: HTTPLoader = URLSessionLoader(
     }
 
     @Test func recordOnceReplayAfter() async throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = TemporaryDirectory()
         let cassette = temporary.url.appendingPathComponent("once.json")
         let network = MockLoader().then(status: .ok, body: Self.person)
 

@@ -24,7 +24,7 @@ struct RecordReplayIntegrationTests {
     }
 
     @Test func recordedTrafficIsReplayedWithoutTheServer() async throws {
-        let directory = try TemporaryDirectory()
+        let directory = TemporaryDirectory()
         let file = directory.file("httpbin.json")
         let recorder = Recorder(file: file)
         let live = recorder --> URLSessionLoader()

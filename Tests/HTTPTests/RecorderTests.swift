@@ -11,22 +11,6 @@ final class TestNow: Sendable {
     func advance(by seconds: TimeInterval) { date.withLock { $0 += seconds } }
 }
 
-/// A directory of its own for a test's files, removed when the test ends.
-final class TemporaryDirectory: Sendable {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("http-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(at: url)
-    }
-
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-}
-
 /// Holds loads until the test lets them through.
 final class HandlerGate: Sendable {
     private let held = Locked<[CheckedContinuation<Void, Never>]>([])
@@ -151,7 +135,7 @@ final class HandlerGate: Sendable {
     }
 
     @Test func theFileHoldsEveryEntryAsSoonAsItsLoadReturns() async throws {
-        let directory = try TemporaryDirectory()
+        let directory = TemporaryDirectory()
         let file = directory.file("session.json")
         let recorder = Recorder(file: file)
         let chain = recorder --> MockLoader().then(status: .ok).then(status: .created).then(status: .noContent)
@@ -168,7 +152,7 @@ final class HandlerGate: Sendable {
     }
 
     @Test func aFailedWriteDoesNotFailTheLoadAndIsReported() async throws {
-        let directory = try TemporaryDirectory()
+        let directory = TemporaryDirectory()
         let file = directory.file("missing-folder/session.json")
         let recorder = Recorder(file: file)
         let chain = recorder --> MockLoader().then(status: .ok)
@@ -184,7 +168,7 @@ final class HandlerGate: Sendable {
     }
 
     @Test func savingWithoutAFileNeedsOne() async throws {
-        let directory = try TemporaryDirectory()
+        let directory = TemporaryDirectory()
         let recorder = Recorder()
         let chain = recorder --> MockLoader().then(status: .ok)
         _ = await chain.load(HTTPRequest(host: "api.example.com"))
@@ -194,7 +178,7 @@ final class HandlerGate: Sendable {
     }
 
     @Test func concurrentLoadsAreAllRecordedInArrivalOrder() async throws {
-        let directory = try TemporaryDirectory()
+        let directory = TemporaryDirectory()
         let file = directory.file("concurrent.json")
         let recorder = Recorder(file: file)
         let mock = MockLoader()

@@ -268,7 +268,7 @@ import Testing
     }
 
     @Test func readsACassetteFileOrSaysWhatIsWrongWithIt() async throws {
-        let directory = try TemporaryDirectory()
+        let directory = TemporaryDirectory()
         let file = directory.file("cassette.json")
         try Self.cassette(Self.entry(.get, "https://api.example.com/")).write(to: file)
         let replay = try ReplayLoader(contentsOf: file, matching: .init(method: false), order: .inRecordedOrder)

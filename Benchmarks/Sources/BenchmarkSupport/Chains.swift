@@ -11,10 +11,13 @@ import HTTPAuth
 /// least a terminal can — build an `HTTPResponse` around the request — so what the benchmarks see is the
 /// chain's own cost. swift-openapi-runtime's side gets the same kind of terminal: ``CannedTransport``.
 public final class CannedResponse: HTTPLoader, @unchecked Sendable {  // Sendable: only `let` properties
-    private let headers: HTTPHeaders = ["Content-Type": "application/json"]
+    private let headers: HTTPHeaders
     private let body = Data(personJSON.utf8)
 
-    public override init() {}
+    /// - Parameter headers: The response's header fields; `Content-Type: application/json` by default.
+    public init(headers: HTTPHeaders = ["Content-Type": "application/json"]) {
+        self.headers = headers
+    }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
         .success(HTTPResponse(request: request, status: .ok, headers: headers, body: body))

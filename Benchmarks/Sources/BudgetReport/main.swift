@@ -5,9 +5,10 @@ import Foundation
 // FAIL. Run by scripts/bench.sh, which starts nginx and sets NGINX_URL; without NGINX_URL the loopback
 // section is skipped.
 //
-//   BudgetReport [--quick] [--strict] [--only inprocess,cold,loopback,scale,resilience,breakdown] [--breakdown]
+//   BudgetReport [--quick] [--strict] [--only inprocess,cold,loopback,scale,resilience,cache,breakdown]
+//                [--breakdown]
 //                [--loopback-rounds N] [--loopback-slices N] [--seed N]
-//   BudgetReport --spin default|terminal|loaders-N|middlewares-N SECONDS
+//   BudgetReport --spin default|terminal|cache-hit|loaders-N|middlewares-N SECONDS
 //   BudgetReport --send CLIENT COUNT [CONCURRENCY]
 //   BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-rounds N] [--loopback-slices N] [--seed N]
 //
@@ -37,7 +38,7 @@ import Foundation
 struct Options {
     var quick = false
     var strict = false
-    var sections: Set<String> = ["inprocess", "cold", "loopback", "scale", "resilience"]
+    var sections: Set<String> = ["inprocess", "cold", "loopback", "scale", "resilience", "cache"]
     var spin: (subject: InProcessSubject, seconds: Double)?
     var loopbackRounds: Int?
     var loopbackSlices: Int?
@@ -134,6 +135,7 @@ struct Options {
         case "observed-default": return .observedDefaultChain()
         case "trace": return .traced()
         case "print": return .printed()
+        case "cache-hit": return .cacheHit()
         default:
             if name.hasPrefix("loaders-"), let count = Int(name.dropFirst("loaders-".count)) {
                 return .passThroughLoaders(count)
@@ -149,10 +151,10 @@ struct Options {
         FileHandle.standardError.write(
             Data(
                 """
-                usage: BudgetReport [--quick] [--strict] [--only inprocess,cold,loopback,scale,resilience,breakdown]
-                                    [--breakdown]
+                usage: BudgetReport [--quick] [--strict]
+                                    [--only inprocess,cold,loopback,scale,resilience,cache,breakdown] [--breakdown]
                                     [--loopback-rounds N] [--loopback-slices N] [--seed N]
-                       BudgetReport --spin default|terminal|loaders-N|middlewares-N|observe|observe-measuring|
+                       BudgetReport --spin default|terminal|cache-hit|loaders-N|middlewares-N|observe|observe-measuring|
                                            measuring-terminal|observed-default|trace|print SECONDS
                        BudgetReport --send CLIENT COUNT [CONCURRENCY]
                        BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-rounds N] [--loopback-slices N]
@@ -189,6 +191,12 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
         progress("in process…")
         sections.append(
             await measureInProcess(rounds: options.quick ? 3 : 9, iterations: options.quick ? 20_000 : 200_000)
+        )
+    }
+    if options.sections.contains("cache") {
+        progress("cache…")
+        sections.append(
+            await measureCache(rounds: options.quick ? 3 : 9, iterations: options.quick ? 20_000 : 200_000)
         )
     }
     let plan = options.loopbackPlan

@@ -134,6 +134,9 @@ public struct HTTPResponse: Sendable {
         get { storage.metrics?.metrics }
         set { uniqueStorage().metrics = newValue.map(MetricsBox.init) }
     }
+    /// The URL the transport set, or `nil` when ``url`` is the request's: what a cache keeps, without building
+    /// the request's URL.
+    var explicitURL: URL? { storage.explicitURL }
 
     public init(
         request: HTTPRequest,

@@ -71,6 +71,25 @@ enum HTTPDate {
         return daysFromCivil(year: fullYear, month: month, day: day) * 86_400 + timeOfDay
     }
 
+    /// `date` as an IMF-fixdate (RFC 9110 §5.6.7), `Sun, 06 Nov 1994 08:49:37 GMT`: what a cache writes in the
+    /// `Date` of a response that came without one (§6.6.1). Dates beyond the years 0–9999 are written at those
+    /// bounds.
+    static func format(_ date: Date) -> String {
+        let lowest = Double(daysFromCivil(year: 0, month: 1, day: 1) * 86_400)
+        let highest = Double(daysFromCivil(year: 9999, month: 12, day: 31) * 86_400 + 86_399)
+        let interval = date.timeIntervalSince1970
+        let clamped = Date(timeIntervalSince1970: interval.isNaN ? 0 : min(max(interval, lowest), highest))
+        let (year, month, day, second) = civilTime(of: clamped)
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func twoDigits(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let yearText = String(year)
+        return weekdays[Int(floorMod(days + 4, 7))] + ", " + twoDigits(day) + " " + months[Int(month - 1)] + " "
+            + String(repeating: "0", count: max(0, 4 - yearText.count)) + yearText + " " + twoDigits(second / 3600)
+            + ":" + twoDigits(second / 60 % 60) + ":" + twoDigits(second % 60) + " GMT"
+    }
+
     // MARK: Tokens
 
     /// The parts of the text between spaces, tabs and commas; `06-Nov-94` is three parts.

@@ -1,0 +1,165 @@
+/// The directives of `Cache-Control` header fields (RFC 9111 §5.2), request and response directives alike, with
+/// RFC 5861's `stale-while-revalidate` and `stale-if-error`.
+///
+/// Parsing never fails and never traps: unknown directives are ignored, names are compared without case, values may
+/// be tokens or quoted strings, and every field line of the header is read (`HTTPHeaders.values(for:)`). Following
+/// RFC 9111 §4.2.1, the first occurrence of a repeated directive wins, and a `max-age` whose value is not a number
+/// makes the response stale at once (``hasInvalidMaxAge``). Delta-seconds beyond 2³¹ are read as 2³¹ (§1.2.2).
+struct CacheControl: Sendable, Hashable {
+    /// `max-age`: the freshness lifetime (response) or the oldest response the client accepts (request).
+    var maxAge: Int64?
+    /// A `max-age` was present but its value was not delta-seconds.
+    var hasInvalidMaxAge = false
+    /// `s-maxage`: the freshness lifetime for shared caches; this private cache reads it only for RFC 9111 §3.5.
+    var sharedMaxAge: Int64?
+    /// `no-cache` (qualified or not: a field-name list is treated as if absent, the conservative reading).
+    var noCache = false
+    /// `no-store`.
+    var noStore = false
+    /// `must-revalidate`.
+    var mustRevalidate = false
+    /// `public`.
+    var isPublic = false
+    /// `private` (qualified or not).
+    var isPrivate = false
+    /// `stale-while-revalidate`: seconds after it becomes stale during which a response may be served while it
+    /// is revalidated in the background.
+    var staleWhileRevalidate: Int64?
+    /// `stale-if-error`: seconds after it becomes stale during which a response may be served when revalidating
+    /// it fails.
+    var staleIfError: Int64?
+    /// `max-stale` (request): how stale a response the client accepts; ``MaxStale/any`` without a value.
+    var maxStale: MaxStale?
+    /// `min-fresh` (request): how long the response must stay fresh.
+    var minFresh: Int64?
+    /// `only-if-cached` (request).
+    var onlyIfCached = false
+
+    /// The value of `max-stale`.
+    enum MaxStale: Sendable, Hashable {
+        case any
+        case seconds(Int64)
+
+        /// Whether a response `staleness` seconds past its lifetime is acceptable.
+        func allows(_ staleness: Double) -> Bool {
+            switch self {
+            case .any: true
+            case .seconds(let limit): staleness <= Double(limit)
+            }
+        }
+    }
+
+    /// The greatest delta-seconds value kept; larger ones are read as this (RFC 9111 §1.2.2).
+    static let maximumDeltaSeconds: Int64 = 2_147_483_648
+
+    /// No directives.
+    init() {}
+
+    /// The directives of every `Cache-Control` field in `headers`.
+    init(_ headers: HTTPHeaders) {
+        self.init()
+        for value in headers.values(for: "Cache-Control") { read(value) }
+    }
+
+    /// The directives of one field value.
+    init(parsing value: String) {
+        self.init()
+        read(value)
+    }
+
+    private mutating func read(_ value: String) {
+        let bytes = Array(value.utf8)
+        var position = 0
+        while position < bytes.count {
+            let (name, argument, next) = Self.directive(in: bytes, from: position)
+            position = next
+            apply(name, argument)
+        }
+    }
+
+    /// Records one directive; a repeated one keeps its first value.
+    private mutating func apply(_ name: [UInt8], _ argument: [UInt8]?) {
+        switch String(decoding: name, as: UTF8.self) {
+        case "max-age":
+            guard maxAge == nil, !hasInvalidMaxAge else { return }
+            if let seconds = argument.flatMap(Self.deltaSeconds) { maxAge = seconds } else { hasInvalidMaxAge = true }
+        case "s-maxage":
+            if sharedMaxAge == nil { sharedMaxAge = argument.flatMap(Self.deltaSeconds) }
+        case "no-cache": noCache = true
+        case "no-store": noStore = true
+        case "must-revalidate": mustRevalidate = true
+        case "public": isPublic = true
+        case "private": isPrivate = true
+        case "stale-while-revalidate":
+            if staleWhileRevalidate == nil { staleWhileRevalidate = argument.flatMap(Self.deltaSeconds) }
+        case "stale-if-error":
+            if staleIfError == nil { staleIfError = argument.flatMap(Self.deltaSeconds) }
+        case "max-stale":
+            guard maxStale == nil else { return }
+            if let argument {
+                maxStale = Self.deltaSeconds(argument).map { .seconds($0) }
+            } else {
+                maxStale = .any
+            }
+        case "min-fresh":
+            if minFresh == nil { minFresh = argument.flatMap(Self.deltaSeconds) }
+        case "only-if-cached": onlyIfCached = true
+        default: break
+        }
+    }
+
+    /// The directive starting at `start`: its lowercased name, its argument (a token or an unescaped quoted
+    /// string; `nil` without `=`), and where the next one starts (after the comma).
+    private static func directive(in bytes: [UInt8], from start: Int) -> (name: [UInt8], argument: [UInt8]?, next: Int)
+    {
+        var index = start
+        func skipWhitespace() {
+            while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
+        }
+        skipWhitespace()
+        var name: [UInt8] = []
+        while index < bytes.count, bytes[index] != UInt8(ascii: "="), bytes[index] != UInt8(ascii: ",") {
+            let byte = bytes[index]
+            name.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
+            index += 1
+        }
+        while let last = name.last, last == 0x20 || last == 0x09 { name.removeLast() }
+        var argument: [UInt8]?
+        if index < bytes.count, bytes[index] == UInt8(ascii: "=") {
+            index += 1
+            skipWhitespace()
+            var value: [UInt8] = []
+            if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
+                index += 1
+                while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
+                    if bytes[index] == UInt8(ascii: "\\"), index + 1 < bytes.count { index += 1 }
+                    value.append(bytes[index])
+                    index += 1
+                }
+                if index < bytes.count { index += 1 }  // the closing quote
+            } else {
+                while index < bytes.count, bytes[index] != UInt8(ascii: ",") {
+                    value.append(bytes[index])
+                    index += 1
+                }
+                while let last = value.last, last == 0x20 || last == 0x09 { value.removeLast() }
+            }
+            argument = value
+        }
+        // Anything up to the next comma (after a quoted string, say) is not part of this directive.
+        while index < bytes.count, bytes[index] != UInt8(ascii: ",") { index += 1 }
+        return (name, argument, index + 1)
+    }
+
+    /// Decimal digits as seconds, at most ``maximumDeltaSeconds``; `nil` for anything else (a sign, a fraction,
+    /// nothing).
+    static func deltaSeconds(_ bytes: [UInt8]) -> Int64? {
+        guard !bytes.isEmpty else { return nil }
+        var value: Int64 = 0
+        for byte in bytes {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            value = min(value * 10 + Int64(byte - UInt8(ascii: "0")), maximumDeltaSeconds)
+        }
+        return value
+    }
+}

@@ -1,0 +1,344 @@
+public import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Android)
+import Android
+#endif
+
+/// A ``CacheStore`` in a directory, one file per entry, up to a size limit, evicting the least recently used
+/// entries first. Its entries survive a restart: a new store over the same directory serves them.
+///
+/// ```swift
+/// let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appending(path: "http-cache")
+/// let cache = Cache(store: DiskCacheStore(directory: directory, maximumSize: 50 << 20))
+/// ```
+///
+/// ## Files
+///
+/// - **One file per entry**, named after a 64-bit hash of its key (`3f1c…e2.cache`); the key is stored inside
+///   too, so two keys with the same hash never answer for each other (the later one replaces the earlier).
+/// - **Written atomically.** An entry is written to a temporary file in the directory and renamed over its file,
+///   so a reader finds the old entry or the new one, never a part of either. The directory is created with mode
+///   `0700` and the files with `0600`: cached responses are the user's data.
+/// - **Checked when read.** Each file carries its length and a checksum (see the format in the source). A file
+///   that is cut short, altered, or not an entry file at all is deleted and counts as a miss; nothing in a file
+///   can make the store trap or serve a wrong response.
+/// - **Least recently used first.** Reading an entry sets its file's modification time, so the order survives a
+///   restart: a new store reads the directory on first use and orders its files by those times. When the files
+///   together exceed ``maximumSize``, the least recently used ones are deleted; an entry larger than a quarter
+///   of the limit is not stored.
+///
+/// The blocking file I/O runs on the store's own serial dispatch queue, never on the caller's thread (Swift's
+/// cooperative thread pool has one thread per core, and blocking it stalls every other task). Files are not
+/// flushed to disk on each write: after a crash an entry may be missing or cut short, which its checksum catches.
+/// One store per directory: two stores (or processes) sharing a directory each keep their own size accounting.
+public final class DiskCacheStore: CacheStore {
+    /// The directory that holds the files.
+    public let directory: URL
+    /// The most bytes the files may occupy together.
+    public let maximumSize: Int
+
+    /// `directory` as a file system path, without a trailing slash.
+    private let directoryPath: String
+    /// Where the file I/O runs, one operation at a time.
+    private let ioQueue = DispatchQueue(label: "DiskCacheStore.io")
+
+    private struct Index {
+        /// Whether the directory has been read.
+        var isLoaded = false
+        /// Whether the directory is known to exist.
+        var hasDirectory = false
+        /// The files, by the hash in their name, costing their size in bytes, in order of use.
+        var files = LRUList<UInt64, Void>()
+    }
+
+    /// Read and written only on `ioQueue`; behind a lock all the same, so that no reader has to know that.
+    private let index = Locked(Index())
+
+    /// Creates a store over `directory`; nothing is read or created until it is first used.
+    ///
+    /// - Parameters:
+    ///   - directory: A file URL (a precondition) for a directory only this user can write to, such as one under
+    ///     the caches directory; it need not exist yet.
+    ///   - maximumSize: The most bytes the files may occupy together; 50 MiB by default.
+    public init(directory: URL, maximumSize: Int = 50 << 20) {
+        precondition(directory.isFileURL, "DiskCacheStore needs a file URL, not \(directory)")
+        self.directory = directory
+        self.maximumSize = max(0, maximumSize)
+        var path =
+            directory.withUnsafeFileSystemRepresentation { $0.map { String(cString: $0) } }
+            ?? directory.path(percentEncoded: false)
+        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        directoryPath = path
+    }
+
+    public func entry(for key: String) async -> CacheEntry? {
+        await onIOQueue { self.readEntry(key) }
+    }
+
+    public func store(_ entry: CacheEntry, for key: String) async {
+        let file = CacheEntryFile.encode(entry, key: key)
+        await onIOQueue { self.writeEntry(file, for: key) }
+    }
+
+    public func removeEntry(for key: String) async {
+        await onIOQueue {
+            self.loadIndexIfNeeded()
+            let hash = CacheEntryFile.fnv1a(key.utf8)
+            self.index.withLock { _ = $0.files.remove(hash) }
+            unlink(self.path(of: hash))
+        }
+    }
+
+    public func removeAll() async {
+        await onIOQueue {
+            for name in self.fileNames() where Self.hash(inFileName: name) != nil || name.hasSuffix(".tmp") {
+                unlink(self.path(named: name))
+            }
+            self.index.withLock { index in
+                index.files.removeAll()
+                index.isLoaded = true
+            }
+        }
+    }
+
+    /// The bytes the files occupy together, as the store counts them.
+    public var size: Int {
+        get async {
+            await onIOQueue {
+                self.loadIndexIfNeeded()
+                return self.index.withLock { $0.files.totalCost }
+            }
+        }
+    }
+
+    /// The number of entry files.
+    public var count: Int {
+        get async {
+            await onIOQueue {
+                self.loadIndexIfNeeded()
+                return self.index.withLock { $0.files.count }
+            }
+        }
+    }
+
+    /// Runs `work` on the I/O queue and returns its result. The result is handed over through a lock rather than
+    /// through the continuation, so that ThreadSanitizer sees the hand-over (see ``Waiters``).
+    private func onIOQueue<Result: Sendable>(_ work: @escaping @Sendable () -> Result) async -> Result {
+        let box = Locked<Result?>(nil)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            ioQueue.async {
+                let result = work()
+                box.withLock { $0 = result }
+                continuation.resume()
+            }
+        }
+        return box.withLock { $0! }
+    }
+}
+
+// MARK: - On the I/O queue
+
+extension DiskCacheStore {
+    /// The entry in `key`'s file, or `nil`; a file that does not decode is deleted.
+    private func readEntry(_ key: String) -> CacheEntry? {
+        loadIndexIfNeeded()
+        let hash = CacheEntryFile.fnv1a(key.utf8)
+        let path = path(of: hash)
+        guard let bytes = readFile(at: path) else {
+            index.withLock { _ = $0.files.remove(hash) }
+            return nil
+        }
+        guard let (storedKey, entry) = CacheEntryFile.decode(bytes) else {
+            unlink(path)
+            index.withLock { _ = $0.files.remove(hash) }
+            return nil
+        }
+        guard storedKey == key else { return nil }  // another key with the same hash
+        index.withLock { index in
+            if index.files.use(hash) == nil { index.files.set((), cost: bytes.count, for: hash) }
+        }
+        utimes(path, nil)  // now: the order of use survives a restart
+        return entry
+    }
+
+    /// Writes `file` for `key` atomically and evicts the least recently used files beyond the limit.
+    private func writeEntry(_ file: Data, for key: String) {
+        loadIndexIfNeeded()
+        let hash = CacheEntryFile.fnv1a(key.utf8)
+        let path = path(of: hash)
+        guard file.count <= maximumSize / 4, prepareDirectory(), let temporary = writeTemporaryFile(file, hash: hash)
+        else {
+            index.withLock { _ = $0.files.remove(hash) }
+            unlink(path)
+            return
+        }
+        guard rename(temporary, path) == 0 else {
+            unlink(temporary)
+            return
+        }
+        let evicted = index.withLock { index -> [UInt64] in
+            index.files.set((), cost: file.count, for: hash)
+            var evicted: [UInt64] = []
+            while index.files.totalCost > maximumSize, let oldest = index.files.removeOldest() {
+                evicted.append(oldest.key)
+            }
+            return evicted
+        }
+        for hash in evicted { unlink(self.path(of: hash)) }
+    }
+
+    /// Reads the directory once: every entry file, ordered by modification time, oldest first. Temporary files
+    /// left by a process that died while writing are removed once they are a minute old.
+    private func loadIndexIfNeeded() {
+        guard !index.withLock({ $0.isLoaded }) else { return }
+        var files: [(hash: UInt64, size: Int, modified: Double)] = []
+        let now = Date().timeIntervalSince1970
+        let names = try? FileManager.default.contentsOfDirectory(atPath: directoryPath)
+        for name in names ?? [] {
+            var info = stat()
+            guard lstat(path(named: name), &info) == 0 else { continue }
+            #if canImport(Darwin)
+            let time = info.st_mtimespec
+            #else
+            let time = info.st_mtim
+            #endif
+            let modified = Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+            if let hash = Self.hash(inFileName: name) {
+                files.append((hash, Int(info.st_size), modified))
+            } else if name.hasSuffix(".tmp"), now - modified > 60 {
+                unlink(path(named: name))
+            }
+        }
+        files.sort { $0.modified < $1.modified }
+        let evicted = index.withLock { index -> [UInt64] in
+            guard !index.isLoaded else { return [] }
+            index.isLoaded = true
+            index.hasDirectory = names != nil
+            for file in files { index.files.set((), cost: file.size, for: file.hash) }
+            var evicted: [UInt64] = []
+            while index.files.totalCost > maximumSize, let oldest = index.files.removeOldest() {
+                evicted.append(oldest.key)
+            }
+            return evicted
+        }
+        for hash in evicted { unlink(path(of: hash)) }
+    }
+
+    /// The names in the directory; none when it cannot be read (it does not exist yet, say).
+    private func fileNames() -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: directoryPath)) ?? []
+    }
+
+    /// The contents of a plain file, or `nil` when there is none, it cannot be read, or it is larger than any entry
+    /// the store keeps.
+    private func readFile(at path: String) -> [UInt8]? {
+        // O_NOFOLLOW: a symbolic link is not followed; O_NONBLOCK: a FIFO cannot block the open.
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ELOOP { unlink(path) }
+            return nil
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & mode_t(S_IFMT) == mode_t(S_IFREG) else { return nil }
+        let expected = Int(info.st_size)
+        guard expected >= 0, expected <= max(maximumSize, 64) else {
+            unlink(path)
+            return nil
+        }
+        var bytes = [UInt8](repeating: 0, count: expected)
+        var offset = 0
+        while offset < expected {
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                read(descriptor, buffer.baseAddress! + offset, expected - offset)
+            }
+            if count > 0 {
+                offset += count
+            } else if count == 0 || errno != EINTR {
+                break
+            }
+        }
+        // A file that changed size while it was read is cut short: the decoder refuses it.
+        return Array(bytes[..<offset])
+    }
+
+    /// Creates the directory (mode 0700) and any missing parents; `false` when it cannot.
+    private func prepareDirectory() -> Bool {
+        if index.withLock({ $0.hasDirectory }) { return true }
+        guard makeDirectory(at: directoryPath) else { return false }
+        index.withLock { $0.hasDirectory = true }
+        return true
+    }
+
+    private func makeDirectory(at path: String) -> Bool {
+        if mkdir(path, 0o700) == 0 { return true }
+        switch errno {
+        case EEXIST:
+            return true
+        case ENOENT:
+            guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return false }
+            return makeDirectory(at: String(path[..<slash])) && (mkdir(path, 0o700) == 0 || errno == EEXIST)
+        default:
+            return false
+        }
+    }
+
+    /// Writes `data` to a new owner-only temporary file in the directory and returns its path; `nil` on failure.
+    private func writeTemporaryFile(_ data: Data, hash: UInt64) -> String? {
+        let random = String(UInt64.random(in: .min ... .max), radix: 16)
+        let path = path(named: ".\(Self.fileStem(of: hash)).\(random).tmp")
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return nil }
+        let complete = data.withUnsafeBytes { bytes -> Bool in
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return false
+                }
+            }
+            return true
+        }
+        guard close(descriptor) == 0, complete else {
+            unlink(path)
+            return nil
+        }
+        return path
+    }
+}
+
+// MARK: - Names
+
+extension DiskCacheStore {
+    /// Sixteen lowercase hexadecimal digits.
+    private static func fileStem(of hash: UInt64) -> String {
+        let digits = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    /// The hash an entry file's name carries, or `nil` when `name` is not one (`<16 hex digits>.cache`).
+    private static func hash(inFileName name: String) -> UInt64? {
+        guard name.utf8.count == 22, name.hasSuffix(".cache") else { return nil }
+        let stem = name.utf8.prefix(16)
+        guard stem.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
+        return UInt64(String(decoding: stem, as: UTF8.self), radix: 16)
+    }
+
+    private func path(of hash: UInt64) -> String {
+        path(named: Self.fileStem(of: hash) + ".cache")
+    }
+
+    private func path(named name: String) -> String {
+        directoryPath == "/" ? "/" + name : directoryPath + "/" + name
+    }
+}
