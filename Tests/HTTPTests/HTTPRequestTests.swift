@@ -257,6 +257,25 @@ private enum Tag: HTTPRequestOption {
         #expect(loaded.error?.message.contains("only http and https") == true)
     }
 
+    /// `URL` reads an empty scheme and a host in `://a.b/x` where `URLComponents` reads only a path (found by
+    /// fuzzing): the request is absolute, unusable, and never sent to the environment's host.
+    @Test(arguments: ["://https://xn--zz.example.com/x", "://a.b/x", "://a.b:8080/x?y=1"])
+    func aURLWithAnEmptySchemeFailsAndIsNotRetargeted(text: String) async throws {
+        let request = HTTPRequest(url: try #require(URL(string: text)))
+        #expect(request.host != nil)
+        #expect(request.url == nil)
+        #expect(message(request)?.contains("has an empty scheme") == true)
+        let mock = MockLoader().then(status: .ok)
+        _ = await (ApplyEnvironment(environment: ServerEnvironment(host: "api.example.com")) --> mock).load(request)
+        #expect(mock.receivedRequests.first?.host != "api.example.com", "sent to the environment's host")
+        #expect(mock.receivedRequests.first?.url == nil)
+        let sent = await
+            (ApplyEnvironment(environment: ServerEnvironment(host: "api.example.com"))
+            --> URLSessionLoader()).load(request)
+        #expect(sent.error?.code == .invalidRequest)
+        #expect(sent.error?.message.contains("has an empty scheme") == true)
+    }
+
     @Test func anHTTPURLWithoutAHostFailsAndARelativeURLIsRelative() async throws {
         #expect(
             message(HTTPRequest(url: try #require(URL(string: "https:///people"))))?.contains("has no host") == true)

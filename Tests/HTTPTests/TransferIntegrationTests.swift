@@ -287,9 +287,17 @@ struct DownloadIntegrationTests {
                 return request
             } --> loader
         let url = URL(string: "\(downloads.absoluteString)/file/\(size)?drop=\(key)")!
-        let response = try await chain.download(HTTPRequest(url: url), to: destination).get()
+        let reports = Locked<[HTTPProgress]>([])
+        var request = HTTPRequest(url: url)
+        request.progressHandler = { progress in reports.withLock { $0.append(progress) } }
+        let response = try await chain.download(request, to: destination).get()
         #expect(response.status == .partialContent)
         #expect(try holdsDownloadPattern(destination, size: size))
+        // The resumption counts what is on disk and the whole file as its total: the bar never jumps back.
+        let resumed = reports.value.filter { $0.bytesReceived >= Int64(size / 2) && $0.totalBytesToReceive != nil }
+        #expect(resumed.allSatisfy { $0.totalBytesToReceive == Int64(size) }, "\(resumed)")
+        #expect(reports.value.last?.bytesReceived == Int64(size))
+        #expect(reports.value.last?.fractionCompleted == 1)
         let sent = attempts.value
         #expect(sent.count == 2)
         #expect(sent.last?.headers["Range"] == "bytes=\(size / 2)-")

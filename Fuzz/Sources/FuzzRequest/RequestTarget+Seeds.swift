@@ -22,6 +22,11 @@ extension RequestTarget {
                     start: .url("https://api.example.com:8443/v1/search?q=swift%20http&page=2#results"), steps: [])
             ),
             (
+                // URL reads scheme "" and host "a.b" here, URLComponents a path: the request must stay absolute.
+                "url-empty-scheme",
+                RequestProgram(start: .url("://https://xn--zz.example.com/x"), steps: [])
+            ),
+            (
                 "post-json-bearer",
                 RequestProgram(
                     start: .plain,

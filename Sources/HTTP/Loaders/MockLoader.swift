@@ -23,7 +23,9 @@ public import Foundation
 /// task is cancelled too).
 ///
 /// A request that asks for its body as a stream or in a file (``HTTPRequest/responseDelivery``) gets the
-/// handler's body that way.
+/// handler's body that way, and a request with a ``HTTPRequest/progressHandler`` gets its progress reported as a
+/// transport reports it: the body sent, the response's body received (a resumed download's `206` counting what is
+/// on disk), and the final report.
 ///
 /// As a terminal it measures each handler's run — ``HTTPResponse/metrics`` (or ``HTTPError/metrics``) from the moment it
 /// calls the handler until the result, with the response body's size; a handler may set metrics of its own — and
@@ -125,12 +127,30 @@ public final class MockLoader: HTTPLoader, @unchecked Sendable {
                 } else {
                     outcome ?? .failure(HTTPError(.cancelled, request: request, message: "cancelled by a reset"))
                 }
-            // A stream or a download gets the handler's body the way the request asks for it.
-            if case .success(let response) = result, request.responseDelivery != .buffered {
-                result = response.delivered(for: request)
+            if case .success(let response) = result {
+                Self.reportProgress(of: request, answeredWith: response)
+                // A stream or a download gets the handler's body the way the request asks for it.
+                if request.responseDelivery != .buffered { result = response.delivered(for: request) }
             }
             return finish(result, of: request, measuredFrom: metrics)
         }
+    }
+
+    /// Reports progress to the request's ``HTTPRequest/progressHandler`` as a transport would: the body sent,
+    /// the head (its `Content-Length`, a resumed download's `Content-Range`), the body received, and the final
+    /// report.
+    private static func reportProgress(of request: HTTPRequest, answeredWith response: HTTPResponse) {
+        // Only a replayable body is measured: making a one-shot body's source would use it up.
+        let length = request.body.isReplayable ? (try? request.body.makeSource())?.length : nil
+        let offset: Int64 = if case .file(_, let offset) = request.responseDelivery { offset } else { 0 }
+        guard let progress = ProgressReporter(request: request, totalBytesToSend: length, alreadyReceived: offset)
+        else { return }
+        if let length { progress.sent(totalBytes: length, expected: length) }
+        progress.receivedHead(
+            status: response.status.rawValue, contentRange: response.headers["Content-Range"],
+            declaredLength: response.headers["Content-Length"].flatMap { Int64($0) })
+        progress.received(response.body.count)
+        progress.complete()
     }
 
     /// `result` with metrics from `start` until now, unless its handler gave it some; reported to the load's

@@ -156,17 +156,22 @@ public struct HTTPRequest: Sendable {
             storage.fields.unusableURL = UnusableURL(text: url.absoluteString, problem: "could not be parsed")
             return
         }
-        scheme = components.scheme ?? "https"
+        // URL reads a scheme where URLComponents may not: an empty one (`://a.b/x`, scheme "" and host "a.b" to
+        // URL, a path to URLComponents). Such a URL is absolute all the same, so it is never made relative.
+        let givenScheme = components.scheme ?? url.scheme
+        scheme = givenScheme.flatMap { $0.isEmpty ? nil : $0 } ?? "https"
         // URLComponents has no host for some names URL itself reads (a label starting "xn--" that is not valid
         // Punycode): such a URL is still absolute, and goes to that host.
-        host = (components.host ?? (components.scheme != nil ? url.host : nil)).map(HostName.bracketingIPv6)
+        host = (components.host ?? (givenScheme != nil ? url.host : nil)).map(HostName.bracketingIPv6)
         port = components.port
         percentEncodedPath = components.percentEncodedPath
         percentEncodedQuery = components.percentEncodedQuery
         fragment = components.fragment
-        guard let givenScheme = components.scheme else { return }
+        guard let givenScheme else { return }
         let lowercased = givenScheme.lowercased()
-        if lowercased != "http" && lowercased != "https" {
+        if givenScheme.isEmpty {
+            storage.fields.unusableURL = UnusableURL(text: url.absoluteString, problem: "has an empty scheme")
+        } else if lowercased != "http" && lowercased != "https" {
             storage.fields.unusableURL = UnusableURL(
                 text: url.absoluteString,
                 problem: "has the scheme '\(givenScheme)', which is not supported; only http and https URLs can be sent"

@@ -55,18 +55,43 @@ extension HTTPRequest {
         set { self[option: ProgressHandlerOption.self] = newValue }
     }
 
-    /// This request with a progress handler that feeds the returned stream, which finishes when the transfer
-    /// is complete.
-    public func reportingProgress() -> (request: HTTPRequest, progress: AsyncStream<HTTPProgress>) {
+    /// Runs `transfer` with this request, its progress reported to `reports` as an `AsyncStream` that finishes
+    /// when `transfer` returns — whether it succeeded, failed, was answered without reaching the network (a
+    /// cache, a mock) or was cancelled.
+    ///
+    /// ```swift
+    /// let result = await HTTPRequest(path: "/videos/42.mp4").reportingProgress { request in
+    ///     await chain.download(request, to: destination)
+    /// } to: { progress in
+    ///     for await report in progress { print(report.bytesReceived, "of", report.totalBytesToReceive ?? -1) }
+    /// }
+    /// ```
+    ///
+    /// `reports` runs in a child task while `transfer` runs, and `reportingProgress` returns once both have
+    /// ended: cancelling the caller cancels both. The stream keeps only the newest report when `reports` falls
+    /// behind, so a slow consumer (a user interface) skips reports rather than piling them up. A
+    /// ``progressHandler`` the request already had is still called.
+    public func reportingProgress<Result>(
+        _ transfer: (HTTPRequest) async -> Result,
+        to reports: @escaping @Sendable (AsyncStream<HTTPProgress>) async -> Void,
+        isolation: isolated (any Actor)? = #isolation
+    ) async -> Result {
         let (stream, continuation) = AsyncStream.makeStream(of: HTTPProgress.self, bufferingPolicy: .bufferingNewest(1))
-        var copy = self
+        var request = self
         let previous = progressHandler
-        copy.progressHandler = { progress in
+        request.progressHandler = { progress in
             previous?(progress)
             continuation.yield(progress)
-            if let total = progress.totalBytesToReceive, progress.bytesReceived >= total { continuation.finish() }
         }
-        return (copy, stream)
+        let consumer = Task { await reports(stream) }
+        let result = await withTaskCancellationHandler {
+            await transfer(request)
+        } onCancel: {
+            consumer.cancel()
+        }
+        continuation.finish()
+        await consumer.value
+        return result
     }
 }
 
@@ -77,10 +102,32 @@ package final class ProgressReporter: Sendable {
     private let state: Locked<(progress: HTTPProgress, lastReport: ContinuousClock.Instant?)>
     private static let interval: Duration = .milliseconds(33)
 
+    private let resumedAt: Int64
+
+    /// A reporter for `request`, or `nil` when it has no progress handler. `alreadyReceived` is what a resumed
+    /// download has on disk already.
     package init?(request: HTTPRequest, totalBytesToSend: Int64?, alreadyReceived: Int64 = 0) {
         guard let handler = request.progressHandler else { return nil }
         self.handler = handler
+        resumedAt = alreadyReceived
         state = Locked((HTTPProgress(totalBytesToSend: totalBytesToSend, bytesReceived: alreadyReceived), nil))
+    }
+
+    /// The response's head arrived. A `206` continues a resumed download: what is on disk counts, and the total
+    /// is `Content-Range`'s complete length, or what is on disk plus `Content-Length`. Any other status starts
+    /// the count over (a `200` answering a range request is the whole entity again), its total `Content-Length`.
+    package func receivedHead(status: Int, contentRange: String?, declaredLength: Int64?) {
+        update(force: false) { progress in
+            if status == 206, resumedAt > 0 {
+                progress.bytesReceived = resumedAt
+                progress.totalBytesToReceive =
+                    contentRange.flatMap(ContentRange.init)?.completeLength
+                    ?? declaredLength.map { resumedAt + $0 }
+            } else {
+                progress.bytesReceived = 0
+                progress.totalBytesToReceive = declaredLength
+            }
+        }
     }
 
     package func sent(totalBytes: Int64, expected: Int64?) {
@@ -88,10 +135,6 @@ package final class ProgressReporter: Sendable {
             $0.bytesSent = totalBytes
             if let expected, expected > 0 { $0.totalBytesToSend = expected }
         }
-    }
-
-    package func expectReceiving(_ total: Int64?) {
-        update(force: false) { $0.totalBytesToReceive = total }
     }
 
     package func received(_ count: Int) {

@@ -154,7 +154,11 @@ final class TransferContext: Sendable {
     /// opens its file.
     func receivedHead(_ response: URLResponse) {
         let http = response as? HTTPURLResponse
-        progress?.expectReceiving(Self.bodyLength(of: http))
+        if let progress, let http {
+            progress.receivedHead(
+                status: http.statusCode, contentRange: http.value(forHTTPHeaderField: "Content-Range"),
+                declaredLength: Self.bodyLength(of: http))
+        }
         state.withLock { $0.metrics?.responseHeadReceived = .now }
         if request.isObserved, let http {
             request.emit(
