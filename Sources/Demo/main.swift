@@ -405,4 +405,22 @@ for _ in 0..<2 {
     }
 }
 
+section(24, "Cache: fresh responses answered in process, stale ones revalidated with a 304, a logout empties it")
+let cache = Cache()
+let cached =
+    ApplyEnvironment(environment: httpbin)
+    --> cache
+    --> PrintLoader { print("   \($0)") }
+    --> URLSessionLoader()
+show(chain: cached)
+let cacheStatus: (HTTPResponse) -> String = { "\($0.status), Cache-Status: \($0.headers["Cache-Status"] ?? "-")" }
+for _ in 0..<2 { show(await cached.load(HTTPRequest(path: "/cache/60")), cacheStatus) }  // the second: no → line
+// /etag/v1 is not fresh (no max-age): the second load asks with If-None-Match, and the 304 is answered with the 200.
+for _ in 0..<2 { show(await cached.load(HTTPRequest(path: "/etag/v1")), cacheStatus) }
+var offline = HTTPRequest(path: "/cache/60")
+offline.cachePolicy = .onlyIfCached
+show(await cached.load(offline)) { "onlyIfCached: \(cacheStatus($0))" }
+await cached.reset()
+show(await cached.load(offline)) { "after a reset, onlyIfCached: \(cacheStatus($0))" }
+
 print("\nDone.")
