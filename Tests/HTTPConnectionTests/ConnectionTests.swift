@@ -72,16 +72,42 @@ import Testing
     }
 
     @Test func resetPassesThroughToTheChain() async throws {
-        let mock = MockLoader().then { request in
-            try? await Task.sleep(for: .milliseconds(20))
-            return .success(HTTPResponse(request: request, status: .ok, body: json(#"{"id":1,"name":"A"}"#)))
-        }
-        let guardLoader = ResetGuard()
-        let connection = Connection(loader: guardLoader --> mock)
+        // The first load's handler waits for `release`; the reset must refuse new loads while it drains that one,
+        // wait for it, and leave the chain usable afterwards.
+        let (release, releaser) = AsyncStream<Void>.makeStream()
+        let mock = MockLoader()
+            .then { request in
+                for await _ in release { break }
+                return .success(HTTPResponse(request: request, status: .ok, body: json(#"{"id":1,"name":"A"}"#)))
+            }
+            .then(status: .ok, body: json(#"{"id":2,"name":"B"}"#))
+        let spy = ResetSpy()
+        let connection = Connection(loader: ResetGuard() --> spy --> mock)
         let call = Task { try await connection.request(.person(1)) }
         await eventually { !mock.receivedRequests.isEmpty }
-        await connection.reset()  // returns once the handler running in the mock has returned
-        #expect(try await call.value.id == 1)
+        let resetReturned = Box(false)
+        let reset = Task {
+            await connection.reset()
+            resetReturned.withLock { $0 = true }
+        }
+        await eventually { spy.resetsBegun.withLock { $0 } == 1 }  // the reset reached the chain below the guard
+        let during = await #expect(throws: HTTPError.self) { try await connection.request(.person(9)) }
+        #expect(during?.code == .resetInProgress)
+        #expect(!resetReturned.withLock { $0 }, "the reset returned while a load was still running in the mock")
+        releaser.yield()
+        await reset.value
+        #expect(try await call.value.id == 1, "the load in flight was drained, not cancelled")
+        #expect(try await connection.request(.person(2)).id == 2, "the chain takes loads again after the reset")
+        #expect(mock.receivedRequests.count == 2, "the refused loads never reached the mock")
+    }
+}
+
+/// Passes loads on and counts the resets that began here.
+private final class ResetSpy: HTTPLoader, @unchecked Sendable {  // Sendable: its one property is a Box
+    let resetsBegun = Box(0)
+
+    override func beginReset(_ mode: ResetMode) {
+        resetsBegun.withLock { $0 += 1 }
     }
 }
 

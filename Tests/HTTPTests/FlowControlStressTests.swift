@@ -59,7 +59,6 @@ private final class FlakyTerminal: HTTPLoader, @unchecked Sendable {
         let chain = retry --> throttle --> terminal
         chainHead.withLock { $0 = chain }
 
-        let completions = Locked([Int](repeating: 0, count: count))
         let codes = Locked([HTTPError.Code: Int]())
         let finished = await withDeadline(seconds: 120) {
             await withTaskGroup(of: Void.self) { group in
@@ -69,7 +68,6 @@ private final class FlakyTerminal: HTTPLoader, @unchecked Sendable {
                         var request = HTTPRequest(host: "example.com", path: "/\(index)")
                         request.throttlePriority = ThrottlePriority.allCases.randomElement()!
                         let result = await chain.load(request)
-                        completions.withLock { $0[index] += 1 }
                         if let code = result.error?.code { codes.withLock { $0[code, default: 0] += 1 } }
                     }
                     loads.append(load)
@@ -87,7 +85,8 @@ private final class FlakyTerminal: HTTPLoader, @unchecked Sendable {
         }
         try #require(finished == true, "requests were still pending after the deadline")
 
-        #expect(completions.value.allSatisfy { $0 == 1 }, "every load completes exactly once")
+        // Each load returned exactly once: a continuation resumed twice traps, and one never resumed keeps the run past the
+        // deadline above; counting returns after `await` could not fail, so nothing is counted.
         #expect(terminal.maximumRunning <= limit, "the throttle let \(terminal.maximumRunning) run at once")
         #expect(terminal.maximumRunning == limit, "the throttle never filled up; the test did not load it")
         #expect(throttle.waitingCount == 0 && throttle.runningCount == 0, "nothing is left parked")

@@ -148,7 +148,6 @@ import Testing
                 }
             }
         }
-        let completions = Locked([Int](repeating: 0, count: loadCount))
         let unexpected = Locked([String]())
         let tally = Locked([String: Int]())
         let cancelled = Set((0..<loadCount).shuffled(using: &random).prefix(loadCount / 5))
@@ -164,7 +163,6 @@ import Testing
                 for index in 0..<loadCount {
                     let task = Task {
                         let result = await cache.load(cacheRequest(paths[index], method: methods[index]))
-                        completions.withLock { $0[index] += 1 }
                         let status = result.response?.cacheStatus?.split(separator: ";").dropFirst().first
                         let outcome =
                             status.map { $0.trimmingCharacters(in: .whitespaces) } ?? result.error?.code.rawValue ?? "-"
@@ -190,9 +188,8 @@ import Testing
             return true
         }
         try #require(finished == true, "\(context): loads or resets still pending after the deadline")
-        let counts = completions.value
-        #expect(
-            counts.allSatisfy { $0 == 1 }, "\(context): \(counts.enumerated().filter { $0.element != 1 }.prefix(5))")
+        // Each load returned exactly once: a continuation resumed twice traps, and one never resumed keeps the run past the
+        // deadline above; counting returns after `await` could not fail, so nothing is counted.
         #expect(unexpected.value.isEmpty, "\(context): \(unexpected.value.prefix(3))")
         let outcomes = tally.value
         print("CacheResetTests: \(context): \(outcomes.sorted { $0.key < $1.key })")
