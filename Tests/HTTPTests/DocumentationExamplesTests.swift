@@ -431,7 +431,7 @@ extension DocumentationExamplesTests {
             gate --> mock
             gate.close()
             let loads = (0..<200).map { _ in Task { await gate.load(HTTPRequest(host: "api.example.com")) } }
-            while gate.heldCount < 200 { await Task.yield() }
+            await eventually { gate.heldCount == 200 }
             for (index, load) in loads.enumerated() where index.isMultiple(of: 2) { load.cancel() }
             #expect(gate.heldCount == 100)  // a cancelled load leaves the queue at once
             gate.open()

@@ -122,7 +122,7 @@ private final class UserAgent: HTTPLoader, @unchecked Sendable {
         #expect(results.value.count == 1)  // synchronously, before the handler even notices
         #expect(results.value.first?.error?.code == .cancelled)
         task.cancel()
-        _ = await withDeadline(seconds: 5) { while !handlerWasCancelled.value { await Task.yield() } }
+        await eventually { handlerWasCancelled.value }
         await mock.reset()  // waits for the handler to return
         #expect(results.value.count == 1)
     }
