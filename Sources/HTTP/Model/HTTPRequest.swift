@@ -27,7 +27,7 @@ public struct HTTPRequest: Sendable {
     @usableFromInline
     final class Storage: @unchecked Sendable {
         /// Every field in one value, read and written without the runtime's exclusivity check (a
-        /// thread-local lookup per access, a tenth of a loader's cost): a `Storage` is private to the
+        /// thread-local lookup per access): a `Storage` is private to the
         /// request that owns it, so every access to it is inside an access to that request, which Swift
         /// checks already.
         @usableFromInline @exclusivity(unchecked) var fields: Fields
@@ -282,9 +282,8 @@ public struct HTTPRequest: Sendable {
     /// The value of a typed option, or its ``HTTPRequestOption/defaultOptionValue`` when it was never set.
     public subscript<Option: HTTPRequestOption>(option option: Option.Type) -> Option.Value {
         // Inlinable, so that a loader in another module (HTTPAuth's, an app's) reads an option through code
-        // specialized for it instead of the generic getter, which looks up type metadata at run time. Hot,
-        // that makes no difference; with cold caches (as over the network) it took 1.5–1.8 µs off `Auth`
-        // alone (BudgetReport's cold section, two A/B runs of three).
+        // specialized for it, not the generic getter's run-time metadata lookup; guarded by BudgetReport's
+        // cold-cache section (see Benchmarks/README.md).
         @inlinable get {
             let key = ObjectIdentifier(option)
             for entry in storage.fields.options where entry.key == key {
