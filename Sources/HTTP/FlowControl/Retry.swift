@@ -46,14 +46,11 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
         case elapsed, cancelled, reset
     }
 
-    private struct Waiter {
-        var continuation: CheckedContinuation<WaitOutcome, Never>
-        var sleeper: Task<Void, Never>?
-    }
-
     private struct State {
-        var waiters: [UInt64: Waiter] = [:]
-        var nextWaiterID: UInt64 = 0
+        /// Requests waiting out a delay before their next attempt.
+        var waiters = Waiters<WaitOutcome>()
+        /// The task that ends each wait when its delay has elapsed.
+        var sleepers: [UInt64: Task<Void, Never>] = [:]
         var resetsInProgress = 0
     }
 
@@ -179,20 +176,22 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
 
     /// Waits on the clock, unless cancelled or reset first.
     private func wait(_ delay: Duration) async -> WaitOutcome {
-        let id = state.withLock { state -> UInt64 in
-            state.nextWaiterID += 1
-            return state.nextWaiterID
-        }
-        return await withTaskCancellationHandler {
+        let id = state.withLock { $0.waiters.nextID() }
+        await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let refusal = state.withLock { state -> WaitOutcome? in
-                    if Task.isCancelled { return .cancelled }
-                    if state.resetsInProgress > 0 { return .reset }
-                    state.waiters[id] = Waiter(continuation: continuation)
-                    return nil
+                let refused = state.withLock { state -> Bool in
+                    if Task.isCancelled {
+                        state.waiters.answerUnparked(id, with: .cancelled)
+                    } else if state.resetsInProgress > 0 {
+                        state.waiters.answerUnparked(id, with: .reset)
+                    } else {
+                        state.waiters.park(id, continuation)
+                        return false
+                    }
+                    return true
                 }
-                if let refusal {
-                    continuation.resume(returning: refusal)
+                if refused {
+                    continuation.resume()
                     return
                 }
                 let sleeper = Task { [clock] in
@@ -204,8 +203,8 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
                     }
                 }
                 let alreadyEnded = state.withLock { state -> Bool in
-                    guard state.waiters[id] != nil else { return true }
-                    state.waiters[id]?.sleeper = sleeper
+                    guard state.waiters.isWaiting(id) else { return true }
+                    state.sleepers[id] = sleeper
                     return false
                 }
                 if alreadyEnded { sleeper.cancel() }
@@ -213,12 +212,16 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
         } onCancel: {
             finishWait(id, with: .cancelled)
         }
+        return state.withLock { $0.waiters.takeAnswer(id) } ?? .cancelled
     }
 
+    /// Ends wait `id` with `outcome`, unless it already ended.
     private func finishWait(_ id: UInt64, with outcome: WaitOutcome) {
-        guard let waiter = state.withLock({ $0.waiters.removeValue(forKey: id) }) else { return }
-        waiter.sleeper?.cancel()
-        waiter.continuation.resume(returning: outcome)
+        let (continuation, sleeper) = state.withLock { state in
+            (state.waiters.answer(id, with: outcome), state.sleepers.removeValue(forKey: id))
+        }
+        sleeper?.cancel()
+        continuation?.resume()
     }
 
     /// The failure of a request refused because the chain is resetting; after an attempt, it keeps that attempt's
@@ -239,16 +242,14 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
 
     /// Ends every wait with ``HTTPError/Code/resetInProgress`` and refuses new requests and attempts.
     public override func beginReset(_ mode: ResetMode) {
-        let waiters = state.withLock { state in
+        let (continuations, sleepers) = state.withLock { state in
             state.resetsInProgress += 1
             resetting.store(state.resetsInProgress, ordering: .releasing)
-            defer { state.waiters = [:] }
-            return state.waiters.valuesInKeyOrder()
+            defer { state.sleepers = [:] }
+            return (state.waiters.answerAll(with: .reset), state.sleepers.values)
         }
-        for waiter in waiters {
-            waiter.sleeper?.cancel()
-            waiter.continuation.resume(returning: .reset)
-        }
+        for sleeper in sleepers { sleeper.cancel() }
+        for continuation in continuations { continuation.resume() }
     }
 
     /// Returns once the attempts in flight have completed.

@@ -39,8 +39,8 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
         mutating func append(_ id: UInt64) { ids.append(id) }
 
         /// Drops identifiers of waiters that left, and returns the first live one without removing it.
-        mutating func first(liveIn waiters: [UInt64: CheckedContinuation<Admission, Never>]) -> UInt64? {
-            while head < ids.count, waiters[ids[head]] == nil { head += 1 }
+        mutating func first(liveIn waiters: Waiters<Admission>) -> UInt64? {
+            while head < ids.count, !waiters.isWaiting(ids[head]) { head += 1 }
             compactIfNeeded()
             return head < ids.count ? ids[head] : nil
         }
@@ -65,8 +65,7 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
         var limit: Int
         var running = 0
         var lanes = [Lane](repeating: Lane(), count: ThrottlePriority.allCases.count)
-        var waiters: [UInt64: CheckedContinuation<Admission, Never>] = [:]
-        var nextID: UInt64 = 0
+        var waiters = Waiters<Admission>()
         var resetsInProgress = 0
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
@@ -92,7 +91,7 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
                 state.limit = max(1, newValue)
                 return Self.admitWaiters(&state, starvationLimit: starvationLimit)
             }
-            for continuation in admitted { continuation.resume(returning: .granted) }
+            for continuation in admitted { continuation.resume() }
         }
     }
 
@@ -148,7 +147,7 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
     private func admitNow() -> Admission? {
         state.withLock { state -> Admission? in
             if state.resetsInProgress > 0 { return .reset }
-            guard state.running < state.limit, state.waiters.isEmpty else { return nil }
+            guard state.running < state.limit, state.waiters.count == 0 else { return nil }
             state.running += 1
             return .granted
         }
@@ -158,45 +157,47 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
     /// request holds.
     @inline(never)
     private func waitForSlot(_ priority: ThrottlePriority) async -> Admission {
-        let id = state.withLock { state -> UInt64 in
-            state.nextID += 1
-            return state.nextID
-        }
-        return await withTaskCancellationHandler {
+        let id = state.withLock { $0.waiters.nextID() }
+        await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in enqueue(continuation, id: id, priority: priority) }
         } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
-            waiter?.resume(returning: .cancelled)
+            state.withLock { $0.waiters.answer(id, with: .cancelled) }?.resume()
         }
+        return state.withLock { $0.waiters.takeAnswer(id) } ?? .cancelled
     }
 
     /// Puts a waiter in its lane, or answers it at once (cancelled, resetting, or a slot freed meanwhile).
     @inline(never)
-    private func enqueue(_ continuation: CheckedContinuation<Admission, Never>, id: UInt64, priority: ThrottlePriority)
-    {
-        let decided = state.withLock { state -> (Admission?, [CheckedContinuation<Admission, Never>]) in
-            if Task.isCancelled { return (.cancelled, []) }
-            if state.resetsInProgress > 0 { return (.reset, []) }
-            state.waiters[id] = continuation
+    private func enqueue(_ continuation: CheckedContinuation<Void, Never>, id: UInt64, priority: ThrottlePriority) {
+        let decided = state.withLock { state -> (refused: Bool, admitted: [CheckedContinuation<Void, Never>]) in
+            if Task.isCancelled {
+                state.waiters.answerUnparked(id, with: .cancelled)
+                return (true, [])
+            }
+            if state.resetsInProgress > 0 {
+                state.waiters.answerUnparked(id, with: .reset)
+                return (true, [])
+            }
+            state.waiters.park(id, continuation)
             state.lanes[priority.rawValue].append(id)
             // A slot may have freed between the first check and now.
-            return (nil, Self.admitWaiters(&state, starvationLimit: starvationLimit))
+            return (false, Self.admitWaiters(&state, starvationLimit: starvationLimit))
         }
-        if let outcome = decided.0 { continuation.resume(returning: outcome) }
-        for admitted in decided.1 { admitted.resume(returning: .granted) }
+        if decided.refused { continuation.resume() }
+        for admitted in decided.admitted { admitted.resume() }
     }
 
     /// Frees a slot and hands it on.
     private func release() {
         let (admitted, idle) = state.withLock {
-            state -> ([CheckedContinuation<Admission, Never>], [CheckedContinuation<Void, Never>]) in
+            state -> ([CheckedContinuation<Void, Never>], [CheckedContinuation<Void, Never>]) in
             state.running -= 1
             let admitted = Self.admitWaiters(&state, starvationLimit: starvationLimit)
             guard state.running == 0, !state.idleWaiters.isEmpty else { return (admitted, []) }
             defer { state.idleWaiters = [] }
             return (admitted, state.idleWaiters)
         }
-        for continuation in admitted { continuation.resume(returning: .granted) }
+        for continuation in admitted { continuation.resume() }
         for continuation in idle { continuation.resume() }
     }
 
@@ -204,9 +205,9 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
     /// after unlocking.
     private static func admitWaiters(
         _ state: inout State, starvationLimit: Int
-    ) -> [CheckedContinuation<Admission, Never>] {
-        var admitted: [CheckedContinuation<Admission, Never>] = []
-        while state.running < state.limit, !state.waiters.isEmpty {
+    ) -> [CheckedContinuation<Void, Never>] {
+        var admitted: [CheckedContinuation<Void, Never>] = []
+        while state.running < state.limit, state.waiters.count > 0 {
             var heads: [UInt64?] = []
             for lane in state.lanes.indices { heads.append(state.lanes[lane].first(liveIn: state.waiters)) }
             guard let highest = heads.indices.last(where: { heads[$0] != nil }) else { break }
@@ -219,7 +220,7 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
             }
             state.lanes[chosen].skips = 0
             state.lanes[chosen].removeFirst()
-            if let id = heads[chosen], let continuation = state.waiters.removeValue(forKey: id) {
+            if let id = heads[chosen], let continuation = state.waiters.answer(id, with: .granted) {
                 state.running += 1
                 admitted.append(continuation)
             }
@@ -232,13 +233,10 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
     public override func beginReset(_ mode: ResetMode) {
         let waiting = state.withLock { state in
             state.resetsInProgress += 1
-            defer {
-                state.waiters = [:]
-                for lane in state.lanes.indices { state.lanes[lane] = Lane() }
-            }
-            return state.waiters.valuesInKeyOrder()
+            for lane in state.lanes.indices { state.lanes[lane] = Lane() }
+            return state.waiters.answerAll(with: .reset)
         }
-        for continuation in waiting { continuation.resume(returning: .reset) }
+        for continuation in waiting { continuation.resume() }
     }
 
     /// Returns once the requests running downstream have finished.
