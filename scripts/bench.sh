@@ -22,6 +22,7 @@
 #   --strict        exit with status 1 when a budget fails (by default the table is the result, status 0)
 #   --budgets-only  skip step 4
 #   --precise       three times the loopback rounds (93): ratios about 1.7 times as precise, 6 more minutes
+#   --only LIST     only these BudgetReport sections (inprocess,cold,loopback,scale,resilience,cache,transfers)
 #   --breakdown     also take the chain's loopback cost apart (what a URLRequest made per call costs
 #                   URLSession, the conversion from HTTPRequest, the completion-handler path, each chain
 #                   link alone): 5 more minutes
@@ -39,6 +40,7 @@ STRICT=""
 BUDGETS_ONLY=""
 PRECISE=""
 BREAKDOWN=""
+ONLY=""
 PLUGIN_ARGS=()
 
 note() { printf 'bench.sh: %s\n' "$*" >&2; }
@@ -52,6 +54,7 @@ while [ $# -gt 0 ]; do
     --budgets-only) BUDGETS_ONLY=1 ;;
     --precise) PRECISE=1 ;;
     --breakdown) BREAKDOWN=1 ;;
+    --only) shift; [ $# -gt 0 ] || die "--only needs a list of sections"; ONLY=$1 ;;
     --) shift; PLUGIN_ARGS=("$@"); break ;;
     -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
@@ -157,6 +160,17 @@ http {
             stub_status;
         }
 
+        # The transfer budgets: a 1 GiB file to download (sparse: read from the page cache, not the disk),
+        # and uploads written to temp/ (WebDAV PUT) and deleted after.
+        location /download/ {
+        }
+
+        location /upload/ {
+            dav_methods PUT DELETE;
+            client_max_body_size 0;
+            create_full_put_path on;
+        }
+
         location / {
             return 404;
         }
@@ -170,7 +184,8 @@ EOF
 start_nginx() {
   NGINX_DIR=$(mktemp -d "${TMPDIR:-/tmp}/http-bench-nginx.XXXXXX")
   chmod 755 "$NGINX_DIR"
-  mkdir -p "$NGINX_DIR/html" "$NGINX_DIR/temp"
+  mkdir -p "$NGINX_DIR/html/download" "$NGINX_DIR/html/upload" "$NGINX_DIR/temp"
+  truncate -s 1G "$NGINX_DIR/html/download/1G.bin"
   # The same 213-byte person as scripts/servers.sh (UTF-8, no newline at the end).
   printf '%s' '{"id":42,"name":"Zoë Example","email":"zoe@example.com","age":34,"verified":true,"roles":["admin","editor"],"address":{"street":"12 Main St","city":"Springfield","zip":"12345"},"createdAt":"2024-01-15T09:30:00Z"}' \
     >"$NGINX_DIR/html/person.json"
@@ -232,7 +247,11 @@ install_nginx
 start_nginx
 
 step "build (release)"
-swift build --package-path "$BENCH_DIR" -c release >&2 || die "the Benchmarks package did not build"
+if [ -n "$BUDGETS_ONLY" ]; then
+  swift build --package-path "$BENCH_DIR" -c release --product BudgetReport >&2 || die "BudgetReport did not build"
+else
+  swift build --package-path "$BENCH_DIR" -c release >&2 || die "the Benchmarks package did not build"
+fi
 
 if [ -z "$BUDGETS_ONLY" ]; then
   step "ordo-one/benchmark: InProcess, Loopback, Parking"
@@ -247,6 +266,7 @@ report_args=()
 [ -z "$STRICT" ] || report_args+=(--strict)
 [ -z "$PRECISE" ] || report_args+=(--loopback-rounds 93)
 [ -z "$BREAKDOWN" ] || report_args+=(--breakdown)
+[ -z "$ONLY" ] || report_args+=(--only "$ONLY")
 REPORT=$BENCH_DIR/.build/budget-report.txt
 status=0
 "$BENCH_DIR/.build/release/BudgetReport" ${report_args[@]+"${report_args[@]}"} | tee "$REPORT" || status=$?

@@ -29,7 +29,8 @@ func measureResilience(rounds: Int, iterations: Int, runs: Int) async -> Section
         title: "New loaders (in process; median ns per request over \(rounds) rounds of \(iterations), "
             + "and \(runs) runs of 1,000 concurrent requests)"
     )
-    section.rows.append(.info("terminal (CannedResponse) called directly", "\(format(ns["terminal"]!, decimals: 0)) ns"))
+    section.rows.append(
+        .info("terminal (CannedResponse) called directly", "\(format(ns["terminal"]!, decimals: 0)) ns"))
     section.rows.append(
         .check(
             "an open CircuitBreaker refuses a request (circuitOpen)",

@@ -5,12 +5,13 @@ import Foundation
 // FAIL. Run by scripts/bench.sh, which starts nginx and sets NGINX_URL; without NGINX_URL the loopback
 // section is skipped.
 //
-//   BudgetReport [--quick] [--strict] [--only inprocess,cold,loopback,scale,resilience,cache,breakdown]
+//   BudgetReport [--quick] [--strict] [--only inprocess,cold,loopback,scale,resilience,cache,transfers,breakdown]
 //                [--breakdown]
 //                [--loopback-rounds N] [--loopback-slices N] [--seed N]
 //   BudgetReport --spin default|terminal|cache-hit|loaders-N|middlewares-N SECONDS
 //   BudgetReport --send CLIENT COUNT [CONCURRENCY]
 //   BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-rounds N] [--loopback-slices N] [--seed N]
+//   BudgetReport --transfer KIND URL FILE
 //
 //   --quick    fewer rounds and iterations (a smoke test, not a measurement)
 //   --strict   exit with status 1 when a budget fails
@@ -19,6 +20,9 @@ import Foundation
 //              also take the chain's loopback cost apart (raw URLSession with a URLRequest made per call,
 //              with HTTPRequest.urlRequest(), the completion-handler path, each chain link alone): no
 //              budgets, 5 more minutes
+//   --transfer only run one transfer (chain-download, raw-download, curl-download, chain-upload) of URL to or from
+//              FILE and print its bytes, seconds and peak RSS rise: what the transfers section runs in a child
+//              process per transfer
 //   --loopback-rounds
 //              rounds of the loopback section (31 by default); more rounds, more precise ratios
 //   --loopback-slices
@@ -38,13 +42,14 @@ import Foundation
 struct Options {
     var quick = false
     var strict = false
-    var sections: Set<String> = ["inprocess", "cold", "loopback", "scale", "resilience", "cache"]
+    var sections: Set<String> = ["inprocess", "cold", "loopback", "scale", "resilience", "cache", "transfers"]
     var spin: (subject: InProcessSubject, seconds: Double)?
     var loopbackRounds: Int?
     var loopbackSlices: Int?
     var seed: UInt64?
     var send: (client: String, count: Int, concurrency: Int)?
     var compare: [String]?
+    var transfer: (kind: TransferKind, url: URL, file: URL)?
 
     init(arguments: [String]) {
         var remaining = arguments.dropFirst()
@@ -88,6 +93,11 @@ struct Options {
                     Self.usage()
                 }
                 compare = names
+            case "--transfer":
+                guard let kind = remaining.popFirst().flatMap(TransferKind.init(rawValue:)),
+                    let url = remaining.popFirst().flatMap(URL.init(string:)), let file = remaining.popFirst()
+                else { Self.usage() }
+                transfer = (kind, url, URL(fileURLWithPath: file))
             default: Self.usage()
             }
         }
@@ -152,13 +162,15 @@ struct Options {
             Data(
                 """
                 usage: BudgetReport [--quick] [--strict]
-                                    [--only inprocess,cold,loopback,scale,resilience,cache,breakdown] [--breakdown]
+                                    [--only inprocess,cold,loopback,scale,resilience,cache,transfers,breakdown]
+                                    [--breakdown]
                                     [--loopback-rounds N] [--loopback-slices N] [--seed N]
                        BudgetReport --spin default|terminal|cache-hit|loaders-N|middlewares-N|observe|observe-measuring|
                                            measuring-terminal|observed-default|trace|print SECONDS
                        BudgetReport --send CLIENT COUNT [CONCURRENCY]
                        BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-rounds N] [--loopback-slices N]
                                     [--seed N]
+                       BudgetReport --transfer chain-download|raw-download|curl-download|chain-upload URL FILE
                        (CLIENT: \(loopbackClients.map(\.key).joined(separator: ", ")))
 
                 """.utf8
@@ -235,8 +247,19 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
         progress("new loaders…")
         sections.append(
             await measureResilience(
-                rounds: options.quick ? 3 : 9, iterations: options.quick ? 20_000 : 200_000, runs: options.quick ? 1 : 5)
+                rounds: options.quick ? 3 : 9, iterations: options.quick ? 20_000 : 200_000, runs: options.quick ? 1 : 5
+            )
         )
+    }
+    if options.sections.contains("transfers") {
+        if let url = nginxURL {
+            progress("transfers…")
+            sections.append(
+                try await measureTransfers(
+                    baseURL: url, rounds: options.quick ? 1 : 5, seed: options.seed ?? LoopbackPlan.defaultSeed))
+        } else {
+            progress("transfers skipped: NGINX_URL is not set")
+        }
     }
     return sections
 }
@@ -277,6 +300,10 @@ nonisolated func compare(_ names: [String], options: Options) async throws {
 }
 
 let options = Options(arguments: CommandLine.arguments)
+if let (kind, url, file) = options.transfer {
+    try await runTransfer(kind: kind, url: url, file: file)
+    exit(0)
+}
 if let (client, count, concurrency) = options.send {
     try await send(client: client, count: count, concurrency: concurrency)
     exit(0)
