@@ -63,74 +63,56 @@ public struct HTTPError: Error, Sendable {
         public static let unknown = Code(rawValue: "unknown")
     }
 
-    /// The fields, in one box shared by copies until one changes (copy on write). Errors are rare, but every
+    /// The fields, in one ``CopyOnWriteBox`` shared by copies until one changes. Errors are rare, but every
     /// result has room for one: boxed, an error makes ``HTTPResult`` — held in every async frame a request
     /// passes through, and in every parked request — the size of a response instead of twice that.
-    // Safety: a `Storage` is mutated only through `uniqueStorage()`, when this error is its only owner.
-    private final class Storage: @unchecked Sendable {
+    private struct Fields: Sendable {
         var code: Code
         var request: HTTPRequest
         var response: HTTPResponse?
         var underlyingError: (any Error)?
         var message: String
         var metrics: HTTPMetrics?
-
-        init(code: Code, request: HTTPRequest, response: HTTPResponse?, underlyingError: (any Error)?, message: String)
-        {
-            self.code = code
-            self.request = request
-            self.response = response
-            self.underlyingError = underlyingError
-            self.message = message
-        }
-
-        func copy() -> Storage {
-            let copy = Storage(
-                code: code, request: request, response: response, underlyingError: underlyingError, message: message)
-            copy.metrics = metrics
-            return copy
-        }
     }
 
-    private var storage: Storage
+    private var storage: CopyOnWriteBox<Fields>
 
-    private mutating func uniqueStorage() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
-        return storage
+    private mutating func uniqueStorage() -> CopyOnWriteBox<Fields> {
+        CopyOnWriteBox.unique(&storage)
     }
 
     /// The category of failure.
     public var code: Code {
-        get { storage.code }
-        set { uniqueStorage().code = newValue }
+        get { storage.value.code }
+        set { uniqueStorage().value.code = newValue }
     }
     /// The request that failed.
     public var request: HTTPRequest {
-        get { storage.request }
-        set { uniqueStorage().request = newValue }
+        get { storage.value.request }
+        set { uniqueStorage().value.request = newValue }
     }
     /// The response, when one was received but could not be used.
     public var response: HTTPResponse? {
-        get { storage.response }
-        set { uniqueStorage().response = newValue }
+        get { storage.value.response }
+        set { uniqueStorage().value.response = newValue }
     }
     /// The error that caused this one, such as a `URLError` or an `EncodingError`.
     public var underlyingError: (any Error)? {
-        get { storage.underlyingError }
-        set { uniqueStorage().underlyingError = newValue }
+        get { storage.value.underlyingError }
+        set { uniqueStorage().value.underlyingError = newValue }
     }
     /// What went wrong, for people; part of ``description``.
     public var message: String {
-        get { storage.message }
-        set { uniqueStorage().message = newValue }
+        get { storage.value.message }
+        set { uniqueStorage().value.message = newValue }
     }
 
     /// What the failed transfer took, as the terminal measured it, when it got as far as the transport: a transfer
     /// that failed half-way (timed out after the response head, lost its connection) still says when it started,
     /// what it sent and received. When the error keeps a ``response``, that response may carry metrics of its own.
     public var metrics: HTTPMetrics? {
-        get { storage.metrics }
-        set { uniqueStorage().metrics = newValue }
+        get { storage.value.metrics }
+        set { uniqueStorage().value.metrics = newValue }
     }
 
     /// Creates an error.
@@ -148,13 +130,10 @@ public struct HTTPError: Error, Sendable {
         response: HTTPResponse? = nil,
         underlyingError: (any Error)? = nil
     ) {
-        storage = Storage(
-            code: code,
-            request: request,
-            response: response,
-            underlyingError: underlyingError,
-            message: message ?? Self.defaultMessage(for: code)
-        )
+        storage = CopyOnWriteBox(
+            Fields(
+                code: code, request: request, response: response, underlyingError: underlyingError,
+                message: message ?? Self.defaultMessage(for: code), metrics: nil))
     }
 
     private static func defaultMessage(for code: Code) -> String {

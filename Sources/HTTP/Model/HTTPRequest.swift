@@ -17,28 +17,9 @@ public import Foundation
 /// and fails with ``HTTPError/Code/invalidRequest`` and a message saying what is wrong; call
 /// ``validate()`` to check it yourself.
 public struct HTTPRequest: Sendable {
-    /// The request's fields, shared by copies until one of them changes (copy on write).
-    ///
-    /// A request travels down a chain by value, through many async frames: one reference keeps copies,
-    /// frames and parked requests small (a request waiting in a throttle or for a token costs its task and
-    /// little else), and a loader that changes a request pays for one copy of the fields.
-    // Safety: a `Storage` is mutated only through `uniqueStorage()`, i.e. when this request is its only
-    // owner; shared instances are never written to.
+    /// The request's fields, in one ``CopyOnWriteBox`` shared by copies until one of them changes.
     @usableFromInline
-    final class Storage: @unchecked Sendable {
-        /// Every field in one value, read and written without the runtime's exclusivity check (a
-        /// thread-local lookup per access): a `Storage` is private to the
-        /// request that owns it, so every access to it is inside an access to that request, which Swift
-        /// checks already.
-        @usableFromInline @exclusivity(unchecked) var fields: Fields
-
-        init(_ fields: Fields) { self.fields = fields }
-
-        func copy() -> Storage { Storage(fields) }
-    }
-
-    @usableFromInline
-    struct Fields {
+    struct Fields: Sendable {
         var id: UUID
         var method: HTTPMethod
         var headers: HTTPHeaders
@@ -65,40 +46,39 @@ public struct HTTPRequest: Sendable {
         }
     }
 
-    @usableFromInline var storage: Storage
+    @usableFromInline var storage: CopyOnWriteBox<Fields>
 
     /// The storage, copied first when another request shares it.
-    private mutating func uniqueStorage() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
-        return storage
+    private mutating func uniqueStorage() -> CopyOnWriteBox<Fields> {
+        CopyOnWriteBox.unique(&storage)
     }
 
     /// Identifies this request; copies share it, so every attempt of a retried request has the same `id`.
-    public var id: UUID { storage.fields.id }
+    public var id: UUID { storage.value.id }
 
     /// Gives this copy the identifier of `other`, for a loader that answers a request with the result of an
     /// identical one (``Deduplicate``).
     mutating func adoptID(of other: HTTPRequest) {
-        uniqueStorage().fields.id = other.id
+        uniqueStorage().value.id = other.id
     }
 
     /// The request method. Defaults to `GET`.
     public var method: HTTPMethod {
-        get { storage.fields.method }
-        set { uniqueStorage().fields.method = newValue }
+        get { storage.value.method }
+        set { uniqueStorage().value.method = newValue }
     }
 
     /// The header fields set on the request itself. The body's ``HTTPBody/additionalHeaders`` are added
     /// when the request is sent, unless a field with the same name is already here.
     public var headers: HTTPHeaders {
-        get { storage.fields.headers }
-        _modify { yield &uniqueStorage().fields.headers }
+        get { storage.value.headers }
+        _modify { yield &uniqueStorage().value.headers }
     }
 
     /// The request body. Defaults to ``EmptyBody``.
     public var body: any HTTPBody {
-        get { storage.fields.body }
-        set { uniqueStorage().fields.body = newValue }
+        get { storage.value.body }
+        set { uniqueStorage().value.body = newValue }
     }
 
     /// A URL a request was made from that cannot be sent, and why.
@@ -111,7 +91,7 @@ public struct HTTPRequest: Sendable {
 
     /// Set when the request was made from a URL that cannot be sent: unparsable, hostless, or with a scheme
     /// other than `http` or `https`. Such a request fails validation and is never treated as relative.
-    var unusableURL: UnusableURL? { storage.fields.unusableURL }
+    var unusableURL: UnusableURL? { storage.value.unusableURL }
 
     /// Creates a request from its parts.
     ///
@@ -139,7 +119,7 @@ public struct HTTPRequest: Sendable {
         fields.port = port
         fields.percentEncodedPath = Self.encodePath(path)
         fields.percentEncodedQuery = Self.encodeQuery(query)
-        storage = Storage(fields)
+        storage = CopyOnWriteBox(fields)
     }
 
     /// Creates a request for a URL.
@@ -153,7 +133,7 @@ public struct HTTPRequest: Sendable {
     public init(method: HTTPMethod = .get, url: URL, headers: HTTPHeaders = [:], body: any HTTPBody = EmptyBody()) {
         self.init(method: method, headers: headers, body: body)
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
-            storage.fields.unusableURL = UnusableURL(text: url.absoluteString, problem: "could not be parsed")
+            storage.value.unusableURL = UnusableURL(text: url.absoluteString, problem: "could not be parsed")
             return
         }
         // URL reads a scheme where URLComponents may not: an empty one (`://a.b/x`, scheme "" and host "a.b" to
@@ -170,49 +150,49 @@ public struct HTTPRequest: Sendable {
         guard let givenScheme else { return }
         let lowercased = givenScheme.lowercased()
         if givenScheme.isEmpty {
-            storage.fields.unusableURL = UnusableURL(text: url.absoluteString, problem: "has an empty scheme")
+            storage.value.unusableURL = UnusableURL(text: url.absoluteString, problem: "has an empty scheme")
         } else if lowercased != "http" && lowercased != "https" {
-            storage.fields.unusableURL = UnusableURL(
+            storage.value.unusableURL = UnusableURL(
                 text: url.absoluteString,
                 problem: "has the scheme '\(givenScheme)', which is not supported; only http and https URLs can be sent"
             )
         } else if host == nil {
-            storage.fields.unusableURL = UnusableURL(text: url.absoluteString, problem: "has no host")
+            storage.value.unusableURL = UnusableURL(text: url.absoluteString, problem: "has no host")
         }
     }
 
     /// The URL scheme, for example `"https"`.
     public var scheme: String {
-        get { storage.fields.scheme }
-        set { uniqueStorage().fields.scheme = newValue }
+        get { storage.value.scheme }
+        set { uniqueStorage().value.scheme = newValue }
     }
 
     /// The host, or `nil` when the request is relative to its server environment.
     public var host: String? {
-        get { storage.fields.host }
-        set { uniqueStorage().fields.host = newValue?.isEmpty == true ? nil : newValue }
+        get { storage.value.host }
+        set { uniqueStorage().value.host = newValue?.isEmpty == true ? nil : newValue }
     }
 
     /// Sets scheme, host and port at once (one uniqueness check instead of three).
     mutating func setOrigin(scheme: String, host: String?, port: Int?) {
         let storage = uniqueStorage()
-        storage.fields.scheme = scheme
-        storage.fields.host = host?.isEmpty == true ? nil : host
-        storage.fields.port = port
+        storage.value.scheme = scheme
+        storage.value.host = host?.isEmpty == true ? nil : host
+        storage.value.port = port
     }
 
     /// An explicit port, or `nil` for the scheme's default. A port outside `0...65535` fails validation.
     public var port: Int? {
-        get { storage.fields.port }
-        set { uniqueStorage().fields.port = newValue }
+        get { storage.value.port }
+        set { uniqueStorage().value.port = newValue }
     }
 
     /// The path exactly as it is sent, percent-encoded.
     ///
     /// Use it when a path segment contains an encoded `/` (`%2F`) that must stay encoded.
     public var percentEncodedPath: String {
-        get { storage.fields.percentEncodedPath }
-        set { uniqueStorage().fields.percentEncodedPath = newValue }
+        get { storage.value.percentEncodedPath }
+        set { uniqueStorage().value.percentEncodedPath = newValue }
     }
 
     /// The path, unencoded. Must start with `/` unless it is empty.
@@ -244,14 +224,14 @@ public struct HTTPRequest: Sendable {
 
     /// The query exactly as it is sent, percent-encoded, or `nil` when there is none.
     public var percentEncodedQuery: String? {
-        get { storage.fields.percentEncodedQuery }
-        set { uniqueStorage().fields.percentEncodedQuery = newValue }
+        get { storage.value.percentEncodedQuery }
+        set { uniqueStorage().value.percentEncodedQuery = newValue }
     }
 
     /// The fragment, if any. It is never sent to the server; it is kept so a URL survives a round trip.
     public var fragment: String? {
-        get { storage.fields.fragment }
-        set { uniqueStorage().fields.fragment = newValue }
+        get { storage.value.fragment }
+        set { uniqueStorage().value.fragment = newValue }
     }
 
     /// The full URL, or `nil` when the parts do not form one (for example, no host, or a path without a
@@ -286,7 +266,7 @@ public struct HTTPRequest: Sendable {
         // cold-cache section (see Benchmarks/README.md).
         @inlinable get {
             let key = ObjectIdentifier(option)
-            for entry in storage.fields.options where entry.key == key {
+            for entry in storage.value.options where entry.key == key {
                 // Entries are keyed by the option's type, so this one's box is always an `OptionBox<Option.Value>`.
                 return unsafeDowncast(entry.box, to: OptionBox<Option.Value>.self).value
             }
@@ -296,10 +276,10 @@ public struct HTTPRequest: Sendable {
             let key = ObjectIdentifier(option)
             let box = OptionBox(newValue)
             let storage = uniqueStorage()
-            if let index = storage.fields.options.firstIndex(where: { $0.key == key }) {
-                storage.fields.options[index].box = box
+            if let index = storage.value.options.firstIndex(where: { $0.key == key }) {
+                storage.value.options[index].box = box
             } else {
-                storage.fields.options.append((key, box))
+                storage.value.options.append((key, box))
             }
         }
     }

@@ -5,62 +5,25 @@ import Synchronization
 ///
 /// Every status is a response, `404` included; see ``HTTPStatus``.
 public struct HTTPResponse: Sendable {
-    /// The response's fields, shared by copies until one of them changes (copy on write).
-    ///
-    /// A result travels back up a chain through every loader's async frame: one reference keeps
-    /// ``HTTPResult`` a single word, so those frames stay small and passing a result on is a retain, not a
-    /// copy of five fields.
-    // Safety: a `Storage`'s `var`s are mutated only through `uniqueStorage()`, when this response is its only
-    // owner; shared instances are never written to, except for the header cache, which is atomic.
-    //
-    // Its `var`s skip the runtime's exclusivity check (a thread-local lookup per access): a `Storage` is
-    // private to the response that owns it, so every access to it is inside an access to that response,
-    // which Swift checks already.
-    private final class Storage: @unchecked Sendable {
-        @exclusivity(unchecked) var request: HTTPRequest
-        @exclusivity(unchecked) var status: HTTPStatus
-        @exclusivity(unchecked) var body: Data
-        @exclusivity(unchecked) var explicitURL: URL?
-        /// The header fields when they were given (or set).
-        @exclusivity(unchecked) var givenHeaders: HTTPHeaders?
+    /// The response's fields, in one ``CopyOnWriteBox`` shared by copies until one of them changes. A result
+    /// travels back up a chain through every loader's async frame: one reference keeps ``HTTPResult`` a single
+    /// word.
+    private struct Fields: Sendable {
+        var request: HTTPRequest
+        var status: HTTPStatus
+        var body: Data
+        var explicitURL: URL?
+        /// The header fields when they were given (or set); otherwise the transport's, converted on first use.
+        var givenHeaders: HTTPHeaders?
+        var transportHeaders: TransportHeaders?
         /// The transfer's metrics, boxed: one word in every response, whether or not it has them.
-        @exclusivity(unchecked) var metrics: MetricsBox?
-        /// The transport's header fields, converted to `HTTPHeaders` on first use (see ``HeaderSource``).
-        let source: (any HeaderSource)?
+        var metrics: MetricsBox?
         /// The body as it arrives, for a streamed response.
-        @exclusivity(unchecked) var bodyStream: HTTPBodyStream?
+        var bodyStream: HTTPBodyStream?
         /// The file the body was written to, for a download.
-        @exclusivity(unchecked) var fileURL: URL?
-        private let converted = AtomicLazyReference<HeaderBox>()
+        var fileURL: URL?
 
-        init(
-            request: HTTPRequest, status: HTTPStatus, body: Data, explicitURL: URL?, givenHeaders: HTTPHeaders?,
-            source: (any HeaderSource)?
-        ) {
-            self.request = request
-            self.status = status
-            self.body = body
-            self.explicitURL = explicitURL
-            self.givenHeaders = givenHeaders
-            self.source = source
-        }
-
-        var headers: HTTPHeaders {
-            if let givenHeaders { return givenHeaders }
-            guard let source else { return HTTPHeaders() }
-            if let box = converted.load() { return box.headers }
-            return converted.storeIfNil(HeaderBox(headers: source.headerFields())).headers
-        }
-
-        func copy() -> Storage {
-            let copy = Storage(
-                request: request, status: status, body: body, explicitURL: explicitURL, givenHeaders: headers,
-                source: nil)
-            copy.bodyStream = bodyStream
-            copy.fileURL = fileURL
-            copy.metrics = metrics
-            return copy
-        }
+        var headers: HTTPHeaders { givenHeaders ?? transportHeaders?.headers ?? HTTPHeaders() }
     }
 
     private final class MetricsBox: Sendable {
@@ -68,52 +31,46 @@ public struct HTTPResponse: Sendable {
         init(_ metrics: HTTPMetrics) { self.metrics = metrics }
     }
 
-    private final class HeaderBox: Sendable {
-        let headers: HTTPHeaders
-        init(headers: HTTPHeaders) { self.headers = headers }
-    }
+    private var storage: CopyOnWriteBox<Fields>
 
-    private var storage: Storage
-
-    private mutating func uniqueStorage() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
-        return storage
+    private mutating func uniqueStorage() -> CopyOnWriteBox<Fields> {
+        CopyOnWriteBox.unique(&storage)
     }
 
     /// The request this response answers (the copy that was actually sent).
     public var request: HTTPRequest {
-        get { storage.request }
-        set { uniqueStorage().request = newValue }
+        get { storage.value.request }
+        set { uniqueStorage().value.request = newValue }
     }
     /// The status code.
     public var status: HTTPStatus {
-        get { storage.status }
-        set { uniqueStorage().status = newValue }
+        get { storage.value.status }
+        set { uniqueStorage().value.status = newValue }
     }
     /// The response header fields, in the order received.
     public var headers: HTTPHeaders {
-        get { storage.headers }
-        set { uniqueStorage().givenHeaders = newValue }
+        get { storage.value.headers }
+        set { uniqueStorage().value.givenHeaders = newValue }
     }
     /// The body, already decoded from any `Content-Encoding` by the transport. Empty for a streamed response
     /// (see ``bodyStream``) and for a download written to a file (see ``fileURL``).
     public var body: Data {
-        get { storage.body }
-        set { uniqueStorage().body = newValue }
+        get { storage.value.body }
+        set { uniqueStorage().value.body = newValue }
     }
 
     /// The body as it arrives, when the request asked for a stream (``ResponseDelivery/stream``; see
     /// ``HTTPLoader/stream(_:)``); `nil` otherwise.
     public var bodyStream: HTTPBodyStream? {
-        get { storage.bodyStream }
-        set { uniqueStorage().bodyStream = newValue }
+        get { storage.value.bodyStream }
+        set { uniqueStorage().value.bodyStream = newValue }
     }
 
     /// The file the body was written to, when the request asked for that (``ResponseDelivery/file(_:resumingAt:)``;
     /// see ``HTTPLoader/download(_:to:resumeAttempts:)``); `nil` otherwise.
     public var fileURL: URL? {
-        get { storage.fileURL }
-        set { uniqueStorage().fileURL = newValue }
+        get { storage.value.fileURL }
+        set { uniqueStorage().value.fileURL = newValue }
     }
 
     /// Stops this response's streamed body, if it has one: for a loader that drops a response to send the
@@ -124,19 +81,19 @@ public struct HTTPResponse: Sendable {
     /// The URL the response came from; differs from the request's URL after a redirect. Unless the transport
     /// set it, it is the request's URL, computed when first asked for (building a URL is not free).
     public var url: URL? {
-        get { storage.explicitURL ?? storage.request.url }
-        set { uniqueStorage().explicitURL = newValue }
+        get { storage.value.explicitURL ?? storage.value.request.url }
+        set { uniqueStorage().value.explicitURL = newValue }
     }
 
     /// What the transfer that produced this response took, as the terminal measured it: timings, bytes, redirects;
     /// `nil` when the terminal measures nothing (a ``MockLoader`` handler's response gets the handler's run).
     public var metrics: HTTPMetrics? {
-        get { storage.metrics?.metrics }
-        set { uniqueStorage().metrics = newValue.map(MetricsBox.init) }
+        get { storage.value.metrics?.metrics }
+        set { uniqueStorage().value.metrics = newValue.map(MetricsBox.init) }
     }
     /// The URL the transport set, or `nil` when ``url`` is the request's: what a cache keeps, without building
     /// the request's URL.
-    var explicitURL: URL? { storage.explicitURL }
+    var explicitURL: URL? { storage.value.explicitURL }
 
     public init(
         request: HTTPRequest,
@@ -145,15 +102,17 @@ public struct HTTPResponse: Sendable {
         body: Data = Data(),
         url: URL? = nil
     ) {
-        storage = Storage(
-            request: request, status: status, body: body, explicitURL: url, givenHeaders: headers, source: nil)
+        storage = CopyOnWriteBox(
+            Fields(request: request, status: status, body: body, explicitURL: url, givenHeaders: headers))
     }
 
     /// A response whose header fields are converted from `source` only when someone reads them: most
     /// responses are decoded from their body and their header fields never looked at.
     init(request: HTTPRequest, status: HTTPStatus, headers source: any HeaderSource, body: Data, url: URL?) {
-        storage = Storage(
-            request: request, status: status, body: body, explicitURL: url, givenHeaders: nil, source: source)
+        storage = CopyOnWriteBox(
+            Fields(
+                request: request, status: status, body: body, explicitURL: url,
+                transportHeaders: TransportHeaders(source)))
     }
 
     /// The value of a response header field, ignoring case.
@@ -165,6 +124,25 @@ public struct HTTPResponse: Sendable {
 extension HTTPResponse: CustomStringConvertible {
     public var description: String {
         "\(status) for \(request) (\(body.count) bytes)"
+    }
+}
+
+/// A transport's header fields, converted to ``HTTPHeaders`` when first read, once, by whichever thread reads them
+/// first; copies of the response share the conversion.
+private final class TransportHeaders: Sendable {
+    private let source: any HeaderSource
+    private let converted = AtomicLazyReference<Converted>()
+
+    private final class Converted: Sendable {
+        let headers: HTTPHeaders
+        init(_ headers: HTTPHeaders) { self.headers = headers }
+    }
+
+    init(_ source: any HeaderSource) { self.source = source }
+
+    var headers: HTTPHeaders {
+        if let converted = converted.load() { return converted.headers }
+        return converted.storeIfNil(Converted(source.headerFields())).headers
     }
 }
 

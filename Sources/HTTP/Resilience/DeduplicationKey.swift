@@ -24,7 +24,7 @@ struct DeduplicationKey: Hashable, Sendable {
 
     /// The key of `request`, leaving out the header fields named in `ignoredFields` (compared without case).
     init(_ request: HTTPRequest, ignoringHeaderFields ignoredFields: [String]) {
-        let fields = request.storage.fields
+        let fields = request.storage.value
         method = fields.method
         scheme = fields.scheme
         host = fields.host
