@@ -191,3 +191,34 @@ import Testing
         #expect(last?.bytesReceived == 10)
     }
 }
+
+/// Downloads replace what is at their destination in one step.
+@Suite struct DownloadDestinationTests {
+    @Test func aDownloadReplacesAnExistingFileEveryTime() async throws {
+        let directory = TemporaryDirectory()
+        let destination = directory.file("report.bin")
+        try Data("the old file".utf8).write(to: destination)
+        for round in 0..<40 {
+            let body = Data(repeating: UInt8(round), count: 1_000 + round)
+            let mock = MockLoader().then(status: .ok, body: body)
+            let response = try await mock.download(HTTPRequest(host: "api.example.com", path: "/r"), to: destination)
+                .get()
+            #expect(response.fileURL == destination, "round \(round)")
+            #expect(try Data(contentsOf: destination) == body, "round \(round)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["report.bin"])
+    }
+
+    @Test func aDestinationThatIsAFolderFailsAndKeepsTheFolder() async throws {
+        let directory = TemporaryDirectory()
+        let destination = directory.file("folder")
+        try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: false)
+        try Data("keep".utf8).write(to: destination.appending(path: "inside.txt"))
+        let mock = MockLoader().then(status: .ok, body: Data("new".utf8))
+        let result = await mock.download(HTTPRequest(host: "api.example.com", path: "/r"), to: destination)
+        #expect(result.error?.message.contains("could not move the download") == true, "\(result)")
+        #expect(result.error?.response?.status == .ok)
+        #expect(try Data(contentsOf: destination.appending(path: "inside.txt")) == Data("keep".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["folder"])
+    }
+}

@@ -69,11 +69,7 @@ extension HTTPLoader {
             case .success(var response):
                 guard response.fileURL != nil else { return .success(response) }  // a status not written to a file
                 do {
-                    if FileManager.default.fileExists(atPath: destination.path) {
-                        _ = try FileManager.default.replaceItemAt(destination, withItemAt: temporary)
-                    } else {
-                        try FileManager.default.moveItem(at: temporary, to: destination)
-                    }
+                    try Self.move(temporary, over: destination)
                 } catch {
                     return .failure(
                         HTTPError(
@@ -94,6 +90,23 @@ extension HTTPLoader {
                 // Without a validator a range could splice two different entities together: start over instead.
                 offset = validator != nil && (head?.status == .ok || head?.status == .partialContent) ? received : 0
             }
+        }
+    }
+
+    /// Moves the finished download into place in one step, `rename(2)`: a reader of `destination` sees the old
+    /// file or the new one, never neither and never a part. A folder at `destination` is left alone (the rename
+    /// fails). (`FileManager.replaceItemAt` is not used: on Linux it fails when the destination exists and
+    /// replaces a folder with the file.)
+    private static func move(_ source: URL, over destination: URL) throws {
+        guard rename(source.path, destination.path) == 0 else {
+            let code = errno
+            throw CocoaError(
+                .fileWriteUnknown,
+                userInfo: [
+                    NSFilePathErrorKey: destination.path,
+                    NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO),
+                    NSLocalizedDescriptionKey: String(cString: strerror(code)),
+                ])
         }
     }
 

@@ -68,9 +68,13 @@ extension HTTPResponse {
     }
 }
 
-/// Writes a body to a file: from its start (truncating it), or after its first `offset` bytes.
+/// Writes a body to a file: from its start (truncating it), or after its first `offset` bytes. Chunks are
+/// gathered into writes of about a mebibyte, so a download costs a system call per mebibyte rather than one per
+/// chunk the transport delivers; ``close()`` writes the rest.
 package final class FileWriter {
     private let handle: FileHandle
+    private var pending = Data()
+    private static let writeSize = 1 << 20
     package private(set) var bytesWritten: Int64 = 0
 
     package init(url: URL, startingAt offset: Int64) throws {
@@ -85,11 +89,31 @@ package final class FileWriter {
     }
 
     package func write(_ data: Data) throws {
-        try handle.write(contentsOf: data)
         bytesWritten += Int64(data.count)
+        if pending.isEmpty, data.count >= Self.writeSize {
+            try handle.write(contentsOf: data)
+            return
+        }
+        if pending.isEmpty { pending.reserveCapacity(Self.writeSize + data.count) }
+        pending.append(data)
+        if pending.count >= Self.writeSize { try flush() }
     }
 
+    /// Writes what is gathered, then closes the file; call it however the transfer ended, so that a resumed
+    /// download continues after every byte received.
     package func close() throws {
+        do {
+            try flush()
+        } catch {
+            try? handle.close()
+            throw error
+        }
         try handle.close()
+    }
+
+    private func flush() throws {
+        guard !pending.isEmpty else { return }
+        try handle.write(contentsOf: pending)
+        pending.removeAll(keepingCapacity: true)
     }
 }

@@ -211,12 +211,17 @@ final class TransferContext: Sendable {
 
     func append(_ data: Data) {
         progress?.received(data.count)
-        state.withLock { $0.metrics?.responseBodyBytesReceived += Int64(data.count) }
         switch delivery {
         case .buffered:
-            state.withLock { $0.body.append(data) }
+            state.withLock { state in
+                state.metrics?.responseBodyBytesReceived += Int64(data.count)
+                state.body.append(data)
+            }
         case .stream:
-            let (stream, isFinished) = state.withLock { ($0.stream.value, $0.isFinished) }
+            let (stream, isFinished) = state.withLock { state in
+                state.metrics?.responseBodyBytesReceived += Int64(data.count)
+                return (state.stream.value, state.isFinished)
+            }
             if let stream {
                 stream.deliver(data)
             } else if !isFinished {
@@ -224,6 +229,7 @@ final class TransferContext: Sendable {
             }
         case .file:
             let failed = state.withLock { state -> Bool in
+                state.metrics?.responseBodyBytesReceived += Int64(data.count)
                 guard let file = state.file else {
                     state.body.append(data)  // a status whose body is not written to the file
                     return false
