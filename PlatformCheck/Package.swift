@@ -6,10 +6,12 @@ import PackageDescription
 // stays free of dependencies. The product's own folders are linked in (Sources/HTTP → ../../Sources/HTTP, …) and
 // compiled beside three stand-ins: `Combine` re-exports OpenCombine, `Security` and `CryptoKit` declare the part of
 // Apple's SDK the product uses, with bodies that trap. Nothing here runs. See README.md.
+// The product's settings, and its warnings as errors, as scripts/test.sh builds it (not for OpenCombine's own).
 let upcomingFeatures: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    .unsafeFlags(["-warnings-as-errors"]),
 ]
 
 let package = Package(
@@ -19,13 +21,23 @@ let package = Package(
     ],
     targets: [
         // The stand-ins for Apple's frameworks.
-        .target(name: "Combine", dependencies: [.product(name: "OpenCombine", package: "OpenCombine")]),
-        .target(name: "Security"),
-        .target(name: "CryptoKit"),
+        .target(
+            name: "Combine",
+            dependencies: [.product(name: "OpenCombine", package: "OpenCombine")],
+            swiftSettings: upcomingFeatures
+        ),
+        .target(name: "Security", swiftSettings: upcomingFeatures),
+        .target(name: "CryptoKit", swiftSettings: upcomingFeatures),
         // The product's modules, their sources linked in, compiled with the stand-ins importable.
         .target(name: "HTTP", dependencies: ["Security", "CryptoKit"], swiftSettings: upcomingFeatures),
         .target(name: "HTTPAuth", dependencies: ["HTTP", "Security"], swiftSettings: upcomingFeatures),
         .target(name: "HTTPConnection", dependencies: ["HTTP", "Combine"], swiftSettings: upcomingFeatures),
+        // Fails to compile when the Apple-only branches were left out.
+        .target(
+            name: "AppleOnlyWitness",
+            dependencies: ["HTTP", "HTTPAuth", "HTTPConnection", "Combine", "Security"],
+            swiftSettings: upcomingFeatures
+        ),
         .target(name: "HTTPTestSupport", dependencies: ["HTTP"], swiftSettings: upcomingFeatures),
         .testTarget(
             name: "HTTPConnectionTests",
