@@ -85,6 +85,10 @@ swift build --package-path PlatformCheck --build-tests >"$LOG_DIR/platform-check
   grep -E "error:" -A 4 "$LOG_DIR/platform-check.log" | head -n 80 >&2
   fail "the Apple-only code does not type-check (above; full log: $LOG_DIR/platform-check.log; PlatformCheck/README.md)"
 }
+# The Combine tests also run there, against OpenCombine (the Security and CryptoKit stand-ins trap, so nothing else).
+swift test --package-path PlatformCheck --skip-build --filter ConnectionCombineTests >"$LOG_DIR/platform-check-combine.log" 2>&1 \
+  || { tail -n 40 "$LOG_DIR/platform-check-combine.log" >&2; fail "the Combine tests failed against OpenCombine"; }
+check_log "$LOG_DIR/platform-check-combine.log" "Combine tests against OpenCombine"
 echo "apple-only code type-checks: $((SECONDS - platform_start)) s"
 
 run_suite unit-and-integration
