@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (`.ci/run` calls exactly this):
 #
-#   1. `swift format lint --strict` and a debug build of every target with warnings treated as errors;
+#   1. `swift format lint --strict` and a debug build of every target with warnings treated as errors; then the
+#      Apple-only code (Combine, Security, CryptoKit branches) type-checked against stand-ins (PlatformCheck/);
 #   2. unit and integration tests against real local servers (scripts/servers.sh starts httpbin and an
 #      OpenID Connect provider on 127.0.0.1 and stops them afterwards);
 #   3. the DocC catalogs, built with warnings as errors so that every symbol link resolves;
@@ -75,6 +76,20 @@ swift format lint --strict --recursive Sources Tests || fail "formatting: run 's
 
 step "debug build, warnings as errors"
 swift build --build-tests -Xswiftc -warnings-as-errors
+
+step "apple-only code type-checks"
+# PlatformCheck/ compiles the product's sources with stand-ins for Combine (OpenCombine), Security and CryptoKit, so
+# that the branches only Apple platforms build are type-checked here too (PlatformCheck/README.md). Nothing runs.
+platform_start=$SECONDS
+swift build --package-path PlatformCheck --build-tests >"$LOG_DIR/platform-check.log" 2>&1 || {
+  grep -E "error:" -A 4 "$LOG_DIR/platform-check.log" | head -n 80 >&2
+  fail "the Apple-only code does not type-check (above; full log: $LOG_DIR/platform-check.log; PlatformCheck/README.md)"
+}
+# The Combine tests also run there, against OpenCombine (the Security and CryptoKit stand-ins trap, so nothing else).
+swift test --package-path PlatformCheck --skip-build --filter ConnectionCombineTests >"$LOG_DIR/platform-check-combine.log" 2>&1 \
+  || { tail -n 40 "$LOG_DIR/platform-check-combine.log" >&2; fail "the Combine tests failed against OpenCombine"; }
+check_log "$LOG_DIR/platform-check-combine.log" "Combine tests against OpenCombine"
+echo "apple-only code type-checks: $((SECONDS - platform_start)) s"
 
 run_suite unit-and-integration
 

@@ -2,6 +2,10 @@
 import Foundation
 import Security
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// URLSession's answer to a TLS challenge: the disposition and credential for the completion handler, and, when
 /// the challenge is refused, the error the load fails with (URLSession itself then reports only "cancelled").
 struct URLSessionTLSAnswer {

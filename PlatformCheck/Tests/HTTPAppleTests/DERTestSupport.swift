@@ -1,0 +1,1 @@
+../../../Tests/HTTPTests/DERTestSupport.swift

@@ -1,0 +1,1 @@
+../../../Tests/HTTPAuthTests/CredentialStoreTests.swift
