@@ -89,13 +89,14 @@ public final class FollowRedirects: HTTPLoader, @unchecked Sendable {
     }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        if resetsInProgress.load(ordering: .acquiring) > 0, !request.isPartOfReset {
+        // Counted before the check: a reset that begins meanwhile either waits for this load or is seen by it.
+        inFlight.begin()
+        defer { inFlight.end() }
+        if resetsInProgress.load(ordering: .sequentiallyConsistent) > 0, !request.isPartOfReset {
             return .failure(
                 HTTPError(
                     .resetInProgress, request: request, message: "refused by FollowRedirects while the chain resets"))
         }
-        inFlight.begin()
-        defer { inFlight.end() }
         let result = await loadNext(request)
         guard case .success(let response) = result, RedirectRules.isFollowed(response.status) else { return result }
         return await follow(response, of: request)
@@ -105,11 +106,11 @@ public final class FollowRedirects: HTTPLoader, @unchecked Sendable {
     @inline(never)
     private func follow(_ response: HTTPResponse, of request: HTTPRequest) async -> HTTPResult {
         let policy = request.redirectPolicy
+        if policy.isDoNotFollow { return .success(response) }
         var current = request
         var response = response
         var redirects: [HTTPMetrics.Redirect] = []
         var requested: Set<RedirectRules.HopKey> = [RedirectRules.HopKey(request)]
-        if policy.isDoNotFollow { return .success(response) }
         while true {
             var next: HTTPRequest
             switch RedirectRules.next(after: response, of: current) {
@@ -137,9 +138,7 @@ public final class FollowRedirects: HTTPLoader, @unchecked Sendable {
                     return .success(Self.finished(response, redirects))
                 case .follow(let chosen):
                     next = RedirectRules.withoutCarriedCredentials(
-                        chosen, from: current,
-                        answeredBy: response.explicitURL.map { HTTPRequest(url: $0) }
-                            ?? response.request)
+                        chosen, from: current, answeredBy: RedirectRules.base(of: response))
                 }
             }
             guard requested.insert(RedirectRules.HopKey(next)).inserted else {
@@ -154,7 +153,7 @@ public final class FollowRedirects: HTTPLoader, @unchecked Sendable {
                     "the server answered \(response.status), which resends the body to \(next.displayURL), and the "
                         + "request's body (\(type(of: next.body))) can be sent only once")
             }
-            if resetsInProgress.load(ordering: .acquiring) > 0, !request.isPartOfReset {
+            if resetsInProgress.load(ordering: .sequentiallyConsistent) > 0, !request.isPartOfReset {
                 return failure(
                     .resetInProgress, current, response, redirects,
                     "FollowRedirects did not follow the \(response.status) to \(next.displayURL): the chain is resetting"
@@ -207,7 +206,7 @@ public final class FollowRedirects: HTTPLoader, @unchecked Sendable {
     // MARK: - Reset
 
     /// Whether a reset has begun and not ended: loads are refused meanwhile.
-    var isResetting: Bool { resetsInProgress.load(ordering: .acquiring) > 0 }
+    var isResetting: Bool { resetsInProgress.load(ordering: .sequentiallyConsistent) > 0 }
 
     /// Refuses new loads until the reset ends; loads in flight send no further hop.
     public override func beginReset(_ mode: ResetMode) {

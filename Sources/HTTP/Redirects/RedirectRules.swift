@@ -45,7 +45,7 @@ enum RedirectRules {
         guard locations.dropFirst().allSatisfy({ $0 == location }) else {
             return .unusable("has \(locations.count) Location fields, which differ")
         }
-        let base = response.explicitURL.map { HTTPRequest(url: $0) } ?? response.request
+        let base = base(of: response)
         let target: Target
         switch Target.resolving(location, against: base) {
         case .success(let resolved): target = resolved
@@ -66,6 +66,12 @@ enum RedirectRules {
         next.percentEncodedQuery = target.query
         if let fragment = target.fragment { next.fragment = fragment }  // else inherited (RFC 9110 §10.2.2)
         return .next(withoutCarriedCredentials(next, from: request, answeredBy: base))
+    }
+
+    /// The request that was answered with `response`, as far as its URL goes: the response's ``HTTPResponse/url`` when
+    /// the transport set one, else the request as the terminal sent it.
+    static func base(of response: HTTPResponse) -> HTTPRequest {
+        response.explicitURL.map { HTTPRequest(url: $0) } ?? response.request
     }
 
     /// `next` without the credential fields it carries over unchanged from `request`, when it goes to another origin
