@@ -29,6 +29,9 @@ public protocol BasicAuthDelegate: AnyObject, Sendable {
 ///   and port: a host name alone (`"api.example.com"`) means `https` on port 443. A request for another origin
 ///   fails with `HTTPError.Code.cannotAuthenticate` rather than carry them there. To send them over plain
 ///   `http`, list the `http` origin itself (`"http://127.0.0.1:8080"`).
+/// - A redirect that `FollowRedirects` follows reaches the loader as a request of its own
+///   (`HTTPRequest.redirects`), and gets credentials for its own origin: the loader's where they belong, none
+///   elsewhere — and never the request's own `basicCredentials`, which are for the origin the caller asked for.
 ///
 /// Credentials that cannot be sent — a user-id containing `:`, a control character (RFC 7617 §2, see
 /// ``BasicCredentials/invalidityReason``) — fail the request before anything is sent: with
@@ -119,9 +122,16 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
     public var waitingCount: Int { state.withLock { $0.waiters.count } }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        if let own = request.basicCredentials { return await send(request, withItsOwn: own) }
+        if let own = request.basicCredentials {
+            // A redirect elsewhere goes on without the caller's credentials: they were for the caller's origin.
+            if request.isRedirectedToAnotherOrigin { return await loadNext(request) }
+            return await send(request, withItsOwn: own)
+        }
         guard request.isForAuthenticatingLoader(self, nativeMethod: .basic) else { return await loadNext(request) }
-        guard scope.contains(request) else { return .failure(scope.refusal(of: request)) }
+        guard scope.contains(request) else {
+            if request.isRedirectedToAnotherOrigin { return await loadNext(request) }
+            return .failure(scope.refusal(of: request))
+        }
         inFlight.begin()
         defer { inFlight.end() }
 

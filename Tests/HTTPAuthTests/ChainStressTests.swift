@@ -4,13 +4,14 @@ import HTTPAuth
 import Testing
 
 /// The exactly-once contract over whole chains in random orders: a thousand loads through ResetGuard, Auth
-/// (OAuth and BasicAuth), Retry, Throttle and ApplyEnvironment above a MockLoader that answers after a random
-/// delay and fails at random, while tasks are cancelled and the chain is reset several times, in both modes, at
-/// random moments. Runs under ThreadSanitizer in the test command. After a reset the loaders have no credentials
+/// (OAuth and BasicAuth), Retry, Throttle, ApplyEnvironment, Recorder, Deduplicate, CircuitBreaker, Cache and
+/// FollowRedirects above a MockLoader that answers after a random delay, and fails and redirects at random, while
+/// tasks are cancelled and the chain is reset several times, in both modes, at random moments. Runs under ThreadSanitizer in the test command. After a reset the loaders have no credentials
 /// and no delegate: authenticated requests then fail with `.cannotAuthenticate`.
 @Suite struct ChainStressTests {
     enum Link: CaseIterable {
         case resetGuard, auth, retry, throttle, environment, recorder, deduplicate, circuitBreaker, cache
+        case followRedirects
     }
 
     @Test(arguments: 0..<4)
@@ -34,6 +35,10 @@ import Testing
                 switch outcome {
                 case 0: return .failure(HTTPError(.cannotConnect, request: request))
                 case 1: return .success(HTTPResponse(request: request, status: .serviceUnavailable))
+                case 2...3 where !request.path.hasPrefix("/moved"):
+                    // A redirect within the origin: FollowRedirects sends the next hop down the chain.
+                    let location = "/moved\(request.path)"
+                    return .success(HTTPResponse(request: request, status: .found, headers: ["Location": location]))
                 default:
                     // Fresh for a moment, then served stale while a Cache revalidates it in the background.
                     let headers: HTTPHeaders = [
@@ -70,6 +75,7 @@ import Testing
             case .deduplicate: deduplicate
             case .circuitBreaker: CircuitBreaker()
             case .cache: cache
+            case .followRedirects: FollowRedirects()
             }
         }
         loaders.append(terminal)
@@ -101,7 +107,12 @@ import Testing
                     let record: @Sendable (HTTPResult) -> Void = { result in
                         completions.withLock { $0[index] += 1 }
                         let outcome = result.response.map { "\($0.status.rawValue)" } ?? result.error!.code.rawValue
-                        tally.withLock { $0[outcome, default: 0] += 1 }
+                        tally.withLock { tally in
+                            tally[outcome, default: 0] += 1
+                            if result.response?.redirects.isEmpty == false {
+                                tally["followed a redirect", default: 0] += 1
+                            }
+                        }
                         if let error = result.error,
                             ![.cancelled, .resetInProgress, .cannotConnect, .cannotAuthenticate, .circuitOpen].contains(
                                 error.code)

@@ -14,8 +14,8 @@ private final class ResetProbe: HTTPLoader, @unchecked Sendable {
 }
 
 /// A terminal that holds every request at a gate until it is released, cancelled (its task, or a cancelling
-/// reset), and records what arrived while the chain was resetting. `/503` is answered at once with a 503, a
-/// token revocation with 200; token requests are held like the rest.
+/// reset), and records what arrived while the chain was resetting. `/503` is answered at once with a 503, `/moved`
+/// with a 307 to `/moved-here` (held like the rest), a token revocation with 200; token requests are held too.
 private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
     struct Arrival: Sendable {
         var request: HTTPRequest
@@ -43,6 +43,9 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
         state.withLock { $0.arrivals.append(Arrival(request: request, duringReset: probe.isResetting)) }
         switch request.path {
         case "/503": return .success(HTTPResponse(request: request, status: .serviceUnavailable))
+        case "/moved":
+            return .success(
+                HTTPResponse(request: request, status: .temporaryRedirect, headers: ["Location": "/moved-here"]))
         case "/revoke", "/after": return .success(HTTPResponse(request: request, status: .ok))
         default: break
         }
@@ -94,7 +97,7 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
 /// what is in flight as asked, and the chain works again afterwards.
 @Suite struct ResetOrderTests {
     enum Link: String, CaseIterable, Sendable {
-        case resetGuard, auth, retry, throttle, recorder, deduplicate, circuitBreaker, cache
+        case resetGuard, auth, retry, throttle, recorder, deduplicate, circuitBreaker, cache, followRedirects
     }
 
     /// The links the first chains had, whose every order is tested.
@@ -176,6 +179,7 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
                 case .deduplicate: loaders.append(deduplicate)
                 case .circuitBreaker: loaders.append(CircuitBreaker())
                 case .cache: loaders.append(Cache())
+                case .followRedirects: loaders.append(FollowRedirects())  // holds nothing: its next hop is in flight
                 }
             }
             loaders.append(terminal)
@@ -202,10 +206,12 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
     @Test(arguments: orders, [ResetMode.drain, .cancel])
     func noRequestLeavesTheChainOnceAResetHasBegun(order: [Link], mode: ResetMode) async throws {
         let chain = Chain(order: order)
-        let requests = [
-            Self.request("/first"), Self.request("/second"), Self.request("/me", .oauth),
-            Self.request("/reports", .basic), Self.request("/503"),
-        ]
+        // /moved is redirected by the terminal: in flight once its next hop, /moved-here, is held (or parked above).
+        let requests =
+            [
+                Self.request("/first"), Self.request("/second"), Self.request("/me", .oauth),
+                Self.request("/reports", .basic), Self.request("/503"),
+            ] + (order.contains(.followRedirects) ? [Self.request("/moved")] : [])
         let results = Box<[String: [HTTPResult]]>([:])
         let loads = requests.map { request in
             Task {
@@ -239,8 +245,9 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
         #expect(all.count == requests.count)
         for (path, outcomes) in all {
             guard let result = outcomes.first else { continue }
+            let sentPath = path == "/moved" ? "/moved-here" : path
             let wasInFlight =
-                chain.terminal.arrivals.prefix(arrivedBefore).contains { $0.request.path == path }
+                chain.terminal.arrivals.prefix(arrivedBefore).contains { $0.request.path == sentPath }
                 && path != "/503"
             switch (wasInFlight, mode) {
             case (true, .drain): #expect(result.response?.status == .ok, "\(order) \(mode) \(path): \(result)")

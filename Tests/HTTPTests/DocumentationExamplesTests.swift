@@ -636,15 +636,6 @@ private func optingBackIn() -> URLSessionLoader {
 
 extension DocumentationExamplesTests {
     @Suite struct URLSessionBehaviour {
-        @Test func aRequestCanRefuseToFollowRedirects() {
-            // URLSessionBehaviour.md, "Redirects and credentials".
-            var login = HTTPRequest(method: .post, path: "/login", body: FormBody(["user": "alice"]))
-            login.redirectPolicy = .doNotFollow  // the 302 and its Location come back as the response
-
-            #expect(login.redirectPolicy == .doNotFollow)
-            #expect(HTTPRequest(path: "/login").redirectPolicy == .follow)
-        }
-
         @Test func theDefaultConfigurationTurnsURLSessionsOwnStateOff() {
             let configuration = URLSessionLoader.defaultConfiguration
             #expect(configuration.httpCookieStorage == nil)

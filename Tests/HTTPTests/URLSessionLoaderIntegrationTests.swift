@@ -75,48 +75,73 @@ struct URLSessionLoaderIntegrationTests {
         #expect(response.headers["X-DUP"] == "a")
     }
 
-    @Test func redirectsAreFollowed() async throws {
-        let response = try await loader.load(request("/redirect/3")).get()
-        #expect(response.status == .ok)
-        #expect(response.url?.path == "/get")
+    /// The transport follows no redirect, on any kind of task it makes: the 3xx is the response, with its Location
+    /// and its body (httpbin's /redirect/1 answers with a short HTML page).
+    @Test(arguments: [301, 302, 303, 307, 308])
+    func everyRedirectComesBackAsTheResponse(status: Int) async throws {
+        var redirect = request("/redirect-to")
+        redirect.query = [
+            URLQueryItem(name: "url", value: "/get"), URLQueryItem(name: "status_code", value: "\(status)"),
+        ]
+
+        // In memory, through a completion-handler task.
+        let buffered = try await loader.load(redirect).get()
+        #expect(buffered.status.rawValue == status)
+        #expect(buffered[header: "Location"] == "/get")
+        #expect(buffered.redirects.isEmpty)
+
+        // An upload from a file: a completion-handler upload task.
+        let file = FileManager.default.temporaryDirectory.appending(path: "redirect-upload-\(UUID().uuidString)")
+        try Data("payload".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        var upload = redirect
+        upload.method = .post
+        upload.body = FileBody(file)
+        #expect(try await loader.load(upload).get().status.rawValue == status)
+
+        // With progress reports: a delegate-driven task.
+        var reported = redirect
+        reported.progressHandler = { _ in }
+        #expect(try await loader.load(reported).get().status.rawValue == status)
+
+        // Streamed: the 3xx's head is the response, its (empty) body the stream.
+        let streamed = try await loader.stream(redirect).get()
+        #expect(streamed.head.status.rawValue == status)
+        #expect(try await streamed.body.collect().isEmpty)
     }
 
-    @Test func aRequestCanRefuseToFollowRedirects() async throws {
-        var req = request("/redirect/1")
-        req.redirectPolicy = .doNotFollow
-        let response = try await loader.load(req).get()
+    @Test func aRedirectsBodyArrivesWithItExceptInMemoryOnLinux() async throws {
+        let redirect = try await loader.load(request("/redirect/1")).get()
+        #expect(redirect.status == .found)
+        // swift-corelibs-foundation hands a task with a completion handler an empty body for a redirect its delegate
+        // refused (measured with 6.3.1); a delegate-driven task gets it.
+        #if canImport(FoundationNetworking)
+        #expect(redirect.body.isEmpty)
+        #else
+        #expect(String(decoding: redirect.body, as: UTF8.self).contains("Redirecting"))
+        #endif
+
+        var reported = request("/redirect/1")
+        reported.progressHandler = { _ in }
+        let delegateDriven = try await loader.load(reported).get()
+        #expect(String(decoding: delegateDriven.body, as: UTF8.self).contains("Redirecting"))
+
+        let streamed = try await loader.stream(request("/redirect/1")).get()
+        #expect(streamed.head.status == .found)
+        #expect(String(decoding: try await streamed.body.collect(), as: UTF8.self).contains("Redirecting"))
+    }
+
+    @Test func aDownloadLeavesARedirectsBodyInMemory() async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "redirect-download-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appending(path: "file")
+        let response = try await loader.download(request("/redirect/1"), to: destination).get()
         #expect(response.status == .found)
-        #expect(response[header: "Location"]?.hasSuffix("/get") == true)
-    }
-
-    @Test func credentialsNeverFollowARedirectToAnotherOrigin() async throws {
-        // localhost and 127.0.0.1 are different origins for the same server.
-        var components = try #require(URLComponents(url: base, resolvingAgainstBaseURL: false))
-        components.host = "localhost"
-        components.path = "/redirect-to"
-        components.queryItems = [
-            URLQueryItem(name: "url", value: base.appendingPathComponent("/headers").absoluteString)
-        ]
-        var req = HTTPRequest(url: try #require(components.url))
-        req.headers = [
-            "Authorization": "Bearer secret", "Cookie": "session=secret", "Proxy-Authorization": "Basic x",
-            "X-Keep": "1",
-        ]
-        let response = try await loader.load(req).get()
-        let echoed = try #require(response.json["headers"] as? [String: String])
-        #expect(response.url?.host == base.host)
-        #expect(echoed["Authorization"] == nil)
-        #expect(echoed["Cookie"] == nil)
-        #expect(echoed["Proxy-Authorization"] == nil)
-        #expect(echoed["X-Keep"] == "1")
-    }
-
-    @Test func credentialsFollowARedirectWithinTheSameOrigin() async throws {
-        var req = request("/redirect-to")
-        req.query = [URLQueryItem(name: "url", value: "/headers")]
-        req.headers["Authorization"] = "Bearer same-origin"
-        let response = try await loader.load(req).get()
-        #expect((response.json["headers"] as? [String: String])?["Authorization"] == "Bearer same-origin")
+        #expect(response.fileURL == nil)
+        #expect(String(decoding: response.body, as: UTF8.self).contains("Redirecting"))
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
     }
 
     @Test func gzipIsDecoded() async throws {
@@ -196,7 +221,6 @@ struct URLSessionLoaderIntegrationTests {
         #expect(custom.session.delegateQueue === queue)
         var req = request("/redirect-to")
         req.query = [URLQueryItem(name: "url", value: "/get")]
-        req.redirectPolicy = .doNotFollow
         #expect(try await custom.load(req).get().status == .found)
         #expect(try await custom.load(request("/get")).get().status == .ok)
     }

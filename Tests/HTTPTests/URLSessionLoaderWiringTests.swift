@@ -58,9 +58,12 @@ struct URLSessionLoaderWiringTests {
         #expect(metrics.responseBodyBytesReceived == Int64(response.body.count))
         #expect(metrics.attemptNumber == 1)
 
-        let redirected = try await loader.load(HTTPRequest(url: httpbin.appending(path: "redirect/2"))).get()
+        // The redirects FollowRedirects followed, on the final response's metrics.
+        let chain = FollowRedirects() --> loader
+        let redirected = try await chain.load(HTTPRequest(url: httpbin.appending(path: "redirect/2"))).get()
         #expect(redirected.metrics?.redirects.count == 2)
         #expect(redirected.metrics?.redirects.first?.status == .found)
+        #expect(redirected.metrics?.redirects.map(\.status) == redirected.redirects.map(\.status))
 
         // A delegate-driven transfer (a download) also times the head.
         var streamed = HTTPRequest(url: httpbin.appending(path: "bytes/1000"))

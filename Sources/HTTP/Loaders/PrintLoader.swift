@@ -8,6 +8,9 @@ import Foundation
 /// → #18 GET https://api.example.com/v1/people/43
 /// ↻ #18 503 Service Unavailable GET https://api.example.com/v1/people/43 · attempt 1 · retry in 200.0 ms
 /// ✕ #18 cannotConnect GET https://api.example.com/v1/people/43 · 260.3 ms (attempt 2) — could not connect to the server
+/// → #19 GET https://api.example.com/v1/avatars/42
+/// ↪ #19 302 Found GET https://api.example.com/v1/avatars/42 → GET https://cdn.example.com/a/42.png
+/// ← #19 200 OK GET https://api.example.com/v1/avatars/42 · 5120 bytes · 88.1 ms (head 20.3 ms)
 /// ```
 ///
 /// Each line starts with the load's ``LoadID`` (stamped here when no loader above did), so that a request and its
@@ -15,7 +18,8 @@ import Foundation
 /// ``HTTPRequest/id``. A result line shows the time since the request passed this loader and, in parentheses, what
 /// the terminal measured (``HTTPResponse/metrics``): the attempt number after a retry and the time to the response
 /// head where the transport tells. Above ``Retry``, a `↻` line reports each retry scheduled below; below it, each
-/// attempt gets its own lines.
+/// attempt gets its own lines. Above ``FollowRedirects``, a `↪` line reports each redirect followed below (the
+/// redirect, and the request sent next); below it, each hop gets its own lines.
 ///
 /// Lines go to a sink, `print` by default; pass your own to feed a logging system. Everything written goes through
 /// a ``Redaction``: the URL's query items, the error message, and header fields, which are written only when asked
@@ -31,8 +35,8 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
     /// Whether lines include header fields.
     public let includesHeaders: Bool
     private let sink: @Sendable (String) -> Void
-    /// Writes the `↻` lines for the retries scheduled below.
-    private let retryLines: RetryLines
+    /// Writes the `↻` and `↪` lines for the retries scheduled and the redirects followed below.
+    private let eventLines: EventLines
 
     /// - Parameters:
     ///   - redaction: Which values to hide; ``Redaction/standard`` by default.
@@ -46,7 +50,7 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
         self.redaction = redaction
         self.includesHeaders = includesHeaders
         self.sink = sink
-        self.retryLines = RetryLines(redaction: redaction, sink: sink)
+        self.eventLines = EventLines(redaction: redaction, sink: sink)
     }
 
     /// Which values are hidden (`standard`, `standard + x-session`, …), and whether lines include header fields.
@@ -56,7 +60,7 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
         var request = request
-        let tag = "\(request.observe(with: retryLines))"
+        let tag = "\(request.observe(with: eventLines))"
         let target = "\(request.method) \(request.displayURL(redaction: redaction))"
         let attempt = request.attemptNumber > 1 ? " (attempt \(request.attemptNumber))" : ""
         sink("→ \(tag) \(target)\(attempt)\(headerSuffix(request.headersIncludingBody))")
@@ -95,21 +99,31 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
         return " [" + fields.joined(separator: "; ") + "]"
     }
 
-    /// The observer a ``PrintLoader`` installs for its loads: writes a line for each retry scheduled below.
-    private struct RetryLines: HTTPEventObserver {
+    /// The observer a ``PrintLoader`` installs for its loads: writes a line for each retry scheduled and each
+    /// redirect followed below.
+    private struct EventLines: HTTPEventObserver {
         let redaction: Redaction
         let sink: @Sendable (String) -> Void
 
         func handle(_ event: HTTPEvent) {
-            guard event.kind == .retryScheduled, let result = event.result else { return }
-            let outcome =
-                switch result {
-                case .success(let response): "\(response.status)"
-                case .failure(let error): "\(error.code)"
-                }
+            guard let result = event.result else { return }
             let target = "\(event.request.method) \(event.request.displayURL(redaction: redaction))"
-            let delay = event.delay.map { " · retry in \(HTTPMetrics.format($0))" } ?? ""
-            sink("↻ \(event.loadID) \(outcome) \(target) · attempt \(event.request.attemptNumber)\(delay)")
+            switch event.kind {
+            case .retryScheduled:
+                let outcome =
+                    switch result {
+                    case .success(let response): "\(response.status)"
+                    case .failure(let error): "\(error.code)"
+                    }
+                let delay = event.delay.map { " · retry in \(HTTPMetrics.format($0))" } ?? ""
+                sink("↻ \(event.loadID) \(outcome) \(target) · attempt \(event.request.attemptNumber)\(delay)")
+            case .redirectFollowed:
+                guard let redirect = result.response else { return }
+                let from = "\(redirect.request.method) \(redirect.request.displayURL(redaction: redaction))"
+                sink("↪ \(event.loadID) \(redirect.status) \(from) → \(target)")
+            default:
+                return
+            }
         }
     }
 }

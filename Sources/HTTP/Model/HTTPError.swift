@@ -59,6 +59,16 @@ public struct HTTPError: Error, Sendable {
         /// The request would have to be sent again — a retry, a replay after a `401`, a redirect that keeps the
         /// body — but its body can be sent only once (see ``HTTPBody/isReplayable``).
         public static let bodyNotReplayable = Code(rawValue: "bodyNotReplayable")
+        /// ``FollowRedirects`` reached its limit of redirects for one load; the error keeps the last redirect as its
+        /// ``HTTPError/response``.
+        public static let tooManyRedirects = Code(rawValue: "tooManyRedirects")
+        /// A redirect led back to a request already sent in the same load (the same method and URL), so following
+        /// it would go round forever; the error keeps that redirect as its ``HTTPError/response``.
+        public static let redirectLoop = Code(rawValue: "redirectLoop")
+        /// A redirect's `Location` cannot be followed: it cannot be parsed, is not an `http` or `https` URL (a
+        /// `file:` or `javascript:` one), has no host or has user information; the error keeps the redirect as its
+        /// ``HTTPError/response``.
+        public static let unusableRedirect = Code(rawValue: "unusableRedirect")
         /// Anything else; see ``HTTPError/underlyingError``.
         public static let unknown = Code(rawValue: "unknown")
     }
@@ -147,6 +157,9 @@ public struct HTTPError: Error, Sendable {
         case .resetInProgress: "the loader chain is being reset"
         case .cannotAuthenticate: "credentials could not be obtained"
         case .bodyNotReplayable: "the request's body cannot be sent again"
+        case .tooManyRedirects: "the server redirected the request too many times"
+        case .redirectLoop: "the server's redirects lead round in a loop"
+        case .unusableRedirect: "the server redirected the request to a location that cannot be followed"
         default: "the request failed"
         }
     }

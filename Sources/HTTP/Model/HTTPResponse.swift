@@ -78,6 +78,14 @@ public struct HTTPResponse: Sendable {
     package func discardBody() {
         bodyStream?.cancel()
     }
+    /// The redirects ``FollowRedirects`` followed on the way to this response, in order: for each, the URL that
+    /// answered with the redirect, its status and where it led. Empty when the request was not redirected (or no
+    /// ``FollowRedirects`` is in the chain). It is the ``request``'s ``HTTPRequest/redirects``; when the response has
+    /// ``metrics``, their ``HTTPMetrics/redirects`` are the same.
+    public var redirects: [HTTPMetrics.Redirect] {
+        storage.value.request.redirects
+    }
+
     /// The URL the response came from; differs from the request's URL after a redirect. Unless the transport
     /// set it, it is the request's URL, computed when first asked for (building a URL is not free).
     public var url: URL? {

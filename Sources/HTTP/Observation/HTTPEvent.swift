@@ -10,15 +10,17 @@
 /// | ``Kind/responseHeadReceived`` | the terminal, when the transport tells | the head: status and fields, no body | — |
 /// | ``Kind/attemptFinished`` | the terminal, when the transfer ended | the attempt's | ``metrics`` |
 /// | ``Kind/retryScheduled`` | ``Retry``, before it waits | the attempt being retried | ``delay`` |
+/// | ``Kind/redirectFollowed`` | ``FollowRedirects``, before the next hop | the redirect | ``request``: the next hop |
 /// | ``Kind/loadFinished`` | ``Observe`` | the load's | ``duration``, ``metrics`` |
 ///
 /// For one load they come in this order: `loadStarted`, then for each attempt `attemptStarted`,
 /// `responseHeadReceived` (where the transport reports it) and `attemptFinished`, with `retryScheduled` between
-/// attempts, and `loadFinished` last, exactly once. A load that never reaches the terminal (refused by a reset,
-/// cancelled while queued, invalid) goes from `loadStarted` to `loadFinished`.
+/// attempts and `redirectFollowed` between the hops of a redirected load, and `loadFinished` last, exactly once. A
+/// load that never reaches the terminal (refused by a reset, cancelled while queued, invalid) goes from
+/// `loadStarted` to `loadFinished`.
 ///
-/// Kinds are values of an extensible type, like ``HTTPError/Code``: more will come (redirects followed in the
-/// chain, a wait in a queue), so a `switch` over them needs a `default`.
+/// Kinds are values of an extensible type, like ``HTTPError/Code``: more will come (a wait in a queue), so a
+/// `switch` over them needs a `default`.
 public struct HTTPEvent: Sendable {
     /// What happened. New kinds may be added; loaders outside this module may define their own.
     public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
@@ -41,6 +43,9 @@ public struct HTTPEvent: Sendable {
         public static let attemptFinished = Kind(rawValue: "attemptFinished")
         /// ``Retry`` will send the request again after ``HTTPEvent/delay``.
         public static let retryScheduled = Kind(rawValue: "retryScheduled")
+        /// ``FollowRedirects`` follows a redirect: ``HTTPEvent/result`` is the `3xx`, ``HTTPEvent/request`` the
+        /// request it sends next.
+        public static let redirectFollowed = Kind(rawValue: "redirectFollowed")
         /// The load completed: the last event of every load.
         public static let loadFinished = Kind(rawValue: "loadFinished")
     }

@@ -18,10 +18,10 @@ extension HTTPMetrics {
 
     /// Takes what ``HTTPMetrics`` has fields for from URLSession's task metrics, and keeps them as ``taskMetrics``.
     ///
-    /// Over the hops that went to the network (not those answered from a cache): the byte counts are summed; the
-    /// last hop's `requestEndDate` and `responseStartDate` give ``requestSent`` and ``responseHeadReceived``
-    /// where the terminal did not observe them itself. ``start``, ``end``, ``responseBodyBytesReceived`` (what the
-    /// terminal delivered) and ``redirects`` (what its session delegate followed) stay the terminal's.
+    /// Over the transactions that went to the network (not those answered from a cache): the byte counts are summed;
+    /// the last one's `requestEndDate` and `responseStartDate` give ``requestSent`` and ``responseHeadReceived``
+    /// where the terminal did not observe them itself. ``start``, ``end`` and ``responseBodyBytesReceived`` (what the
+    /// terminal delivered) stay the terminal's.
     mutating func record(_ taskMetrics: URLSessionTaskMetrics) {
         record(
             taskMetrics.transactionMetrics.filter { $0.resourceFetchType == .networkLoad }.map { transaction in

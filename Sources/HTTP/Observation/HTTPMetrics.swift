@@ -1,8 +1,8 @@
 public import Foundation
 
 /// What one attempt's transfer took: when it started, when the request was sent, when the response head arrived,
-/// when it ended; the bytes sent and received; the redirects the transport followed on the way; and the
-/// platform's own metrics where it collects them.
+/// when it ended; the bytes sent and received; the redirects followed on the way; and the platform's own metrics
+/// where it collects them.
 ///
 /// The terminal fills them in and attaches them to what it returns: ``HTTPResponse/metrics``, or
 /// ``HTTPError/metrics`` for a transfer that failed. With ``Retry`` in the chain, a result carries the metrics of
@@ -47,7 +47,9 @@ public struct HTTPMetrics: Sendable {
     /// The response body's bytes as they came over the network, before decoding, over every hop; `nil` where the
     /// transport does not count them.
     public var encodedResponseBodyBytesReceived: Int64?
-    /// The redirects the transport followed before the final response, in order.
+    /// The redirects followed before the final response, in order: set by ``FollowRedirects`` on the metrics of the
+    /// response it returns (the same as ``HTTPResponse/redirects``), as transports hand every redirect back up the
+    /// chain. A transport of your own that follows redirects itself may record them here.
     public var redirects: [Redirect]
     /// URLSession's own metrics of the task, where it collects them (Apple platforms; see ``taskMetrics``).
     var taskMetricsBox: TaskMetricsBox?

@@ -178,14 +178,7 @@ extension HTTPError {
         switch urlError.code {
         case _ where TransportErrorText.isSecureConnectionFailure(urlError.code, explanation: explanation):
             code = .insecureConnection
-            // A plain-http URL failing TLS in swift-corelibs-foundation was redirected to https: it reports the URL
-            // the task started with as the failing one, not the one it was redirected to. (Apple platforms report
-            // the redirect's URL, and App Transport Security's refusal of an http URL has a code of its own.)
-            let wasRedirected =
-                urlError.code == .unknown && (urlError.failingURL ?? request.url)?.scheme?.lowercased() == "http"
-            phrase =
-                wasRedirected
-                ? "no secure connection to where \(target) redirected" : "no secure connection to \(target)"
+            phrase = "no secure connection to \(target)"
         case .unknown where TransportErrorText.isLostConnection(explanation):
             // swift-corelibs-foundation reports a connection closed before the body's end — libcurl's "transfer
             // closed with N bytes remaining to read" — as URLError.unknown; Apple platforms as
@@ -217,7 +210,7 @@ extension HTTPError {
         self.init(code, request: request, message: message, underlyingError: urlError)
     }
 
-    /// `host:port` of the URL that failed — after a redirect, not necessarily the request's — or `"the server"`.
+    /// `host:port` of the URL that failed, or `"the server"`.
     private static func target(of failingURL: URL?, request: HTTPRequest) -> String {
         let host = failingURL?.host ?? request.host
         let port = failingURL != nil ? failingURL?.port : request.port

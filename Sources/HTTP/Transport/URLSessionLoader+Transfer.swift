@@ -47,7 +47,6 @@ final class TransferContext: Sendable {
         var task: URLSessionTask?
         var body = Data()
         var isFinished = false
-        var strippedCredentials = false
         var declinedChallengeResponse: HTTPURLResponse?
         /// The task's identifier, once the task is registered with the session delegate.
         var taskIdentifier: Int?
@@ -254,13 +253,6 @@ final class TransferContext: Sendable {
         }
     }
 
-    /// A redirect URLSession follows (it sees it on every platform, for every kind of task).
-    func followedRedirect(from response: HTTPURLResponse, to location: URL?) {
-        let hop = HTTPMetrics.Redirect(
-            url: response.url, status: HTTPStatus(rawValue: response.statusCode), location: location)
-        state.withLock { $0.metrics?.redirects.append(hop) }
-    }
-
     /// The platform's own metrics for the task (Apple platforms).
     func collected(_ taskMetrics: URLSessionTaskMetrics) {
         state.withLock { $0.metrics?.record(taskMetrics) }
@@ -270,13 +262,6 @@ final class TransferContext: Sendable {
     func recordTLSRejection(_ rejection: TLSRejection) {
         state.withLock { $0.tlsRejection = rejection }
     }
-
-    /// Records that credentials were removed from this transfer's redirects; later hops keep them removed.
-    func markCredentialsStripped() {
-        state.withLock { $0.strippedCredentials = true }
-    }
-
-    var hasStrippedCredentials: Bool { state.withLock { $0.strippedCredentials } }
 
     /// Records the 401 whose authentication challenge was declined, to return it when URLSession reports the
     /// task cancelled (see ``SessionDelegate``).
@@ -470,7 +455,8 @@ package struct ContentRange: Sendable, Equatable {
     }
 }
 
-/// The session's delegate: routes callbacks to each task's ``TransferContext`` and enforces the redirect rules.
+/// The session's delegate: routes callbacks to each task's ``TransferContext``, declines authentication challenges
+/// and refuses every redirect.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let transfers = Locked<[Int: TransferContext]>([:])
 
@@ -559,6 +545,15 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         #endif
     }
 
+    /// Never follows a redirect: the `3xx` comes back as the response, with its body, for ``FollowRedirects`` to
+    /// follow in the chain, where every hop passes the loaders below it and RFC 9110's rules apply on every
+    /// platform.
+    ///
+    /// URLSession asks the session's delegate about every redirect of every task of the session — on Linux too,
+    /// for tasks with a completion handler (swift-corelibs-foundation asks the task's delegate, which is the
+    /// session's when the task has none of its own). Answered `nil`, it ends the task with the `3xx`: its head
+    /// reaches `TransferContext.receivedHead(_:)` and its body `append(_:)` as any other
+    /// response's would.
     func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
@@ -566,22 +561,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         newRequest: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        guard let transfer = transfer(for: task) else { return completionHandler(newRequest) }
-        guard transfer.request.redirectPolicy == .follow else { return completionHandler(nil) }
-        // A pinned request is not redirected to plain http, where there is no certificate to check.
-        if !transfer.tls.isDefault, newRequest.url?.scheme?.lowercased() != "https" { return completionHandler(nil) }
-        transfer.followedRedirect(from: response, to: newRequest.url)
-        let originalOrigin = transfer.request.origin
-        guard
-            transfer.hasStrippedCredentials || newRequest.url.flatMap(Origin.init) != originalOrigin
-                || response.url.flatMap(Origin.init) != originalOrigin
-        else { return completionHandler(newRequest) }
-        transfer.markCredentialsStripped()
-        var stripped = newRequest
-        for name in ["Authorization", "Proxy-Authorization", "Cookie"] {
-            stripped.setValue(nil, forHTTPHeaderField: name)
-        }
-        completionHandler(stripped)
+        completionHandler(nil)
     }
 }
 

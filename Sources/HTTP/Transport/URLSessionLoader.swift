@@ -22,11 +22,10 @@ public import FoundationNetworking
 ///
 /// ## What URLSession does on its own, and the defaults chosen here
 ///
-/// - **Redirects.** URLSession follows them on every platform. Left alone it forwards hand-set
-///   `Authorization` and `Cookie` header fields to whatever host the redirect names (measured on Linux:
-///   from `localhost` to `127.0.0.1` on a 302). This loader owns its session's delegate and, when a
-///   redirect changes scheme, host or port, removes `Authorization`, `Proxy-Authorization` and `Cookie`.
-///   A request can refuse to follow redirects with ``HTTPRequest/redirectPolicy``.
+/// - **Redirects.** URLSession follows them on every platform, by rules of its own (on Linux a `307` `POST` loses
+///   its body), and forwards hand-set `Authorization` and `Cookie` header fields to whatever host the redirect
+///   names. This loader follows none: its session's delegate refuses every redirect, and the `3xx` is the
+///   response, on every platform and for every kind of task. ``FollowRedirects`` follows redirects in the chain.
 /// - **Cookies.** URLSession's cookie storage would silently add and keep cookies, and they would survive
 ///   a ``HTTPLoader/reset()`` (log out). ``defaultConfiguration`` turns cookie handling off: a request carries exactly
 ///   the `Cookie` field it sets. Pass a configuration with a cookie storage to opt in.
@@ -91,7 +90,7 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     /// - Parameter configuration: The session configuration: timeouts, connection limits, additional
     ///   header fields, protocol classes (such as a `URLProtocol` stub), cookie storage and cache.
     ///   ``defaultConfiguration`` by default. The loader always installs its own session delegate, which
-    ///   enforces ``RedirectPolicy`` and strips credentials on cross-origin redirects.
+    ///   refuses every redirect and declines authentication challenges.
     ///
     /// On Linux two things differ:
     /// - The configuration's `urlCache` is replaced by `nil`: swift-corelibs-foundation can trap when a task is
@@ -129,10 +128,10 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     /// }
     /// ```
     ///
-    /// The session must use `delegate`: it routes each task's data back to its load and enforces the
-    /// redirect rules (on Linux the per-task delegate is ignored, so the loader could neither complete its
-    /// loads nor keep credentials from following redirects). With a session whose delegate is another, every
-    /// load fails with ``HTTPError/Code/invalidRequest`` saying so.
+    /// The session must use `delegate`: it routes each task's data back to its load and refuses redirects (on
+    /// Linux the per-task delegate is ignored, so the loader could neither complete its loads nor keep URLSession
+    /// from following redirects). With a session whose delegate is another, every load fails with
+    /// ``HTTPError/Code/invalidRequest`` saying so.
     ///
     /// - Parameters:
     ///   - serverTrustEvaluator: As for ``init(configuration:serverTrustEvaluator:clientIdentity:)``.
@@ -152,7 +151,7 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
             session.delegate === delegate
             ? nil
             : "URLSessionLoader(makeSession:) was given a session whose delegate is not the one it handed over, so "
-                + "it could neither see its tasks' data nor enforce the redirect rules"
+                + "it could neither see its tasks' data nor keep URLSession from following redirects"
     }
 
     deinit {
@@ -247,7 +246,8 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     ///
     /// A body in memory with no progress to report goes through a completion-handler task: URLSession then
     /// hands the whole outcome over at once (on Linux a delegate-driven task costs a delegate operation per
-    /// chunk). Its session delegate is still asked about redirects and authentication challenges. Everything
+    /// chunk). Its session delegate is still asked about redirects and authentication challenges (see
+    /// `SessionDelegate`), though a refused redirect's body does not reach such a task on Linux. Everything
     /// else — a stream, a download, progress — is a delegate-driven task. A stream gets a session of its own, so
     /// that holding its delivery back never holds back another request; so does a request with a server-trust
     /// evaluator or a client identity, so that it never reuses a connection whose handshake it did not check.

@@ -57,8 +57,9 @@ public struct TransportCapabilities: Sendable, Hashable {
     /// - it has a server-trust evaluator and is plain `http`: there is no certificate to evaluate;
     /// - it is `https` with a client identity of a form the transport cannot present.
     ///
-    /// Call it before sending, and again for each redirect followed inside the transport (with the redirected
-    /// request), so that no hop goes out with less than the request asked for.
+    /// Call it before sending. A transport that follows redirects itself must call it again for each hop (with the
+    /// redirected request), so that no hop goes out with less than the request asked for; ``URLSessionLoader``
+    /// follows none, and each hop ``FollowRedirects`` sends is a request of its own.
     ///
     /// - Parameters:
     ///   - request: The request about to be sent.

@@ -16,7 +16,9 @@ public import HTTP
 /// A request whose `HTTPRequest.authenticationMethod` is not `.oauth` passes through untouched. A request
 /// for an origin outside ``OAuthConfiguration/resourceOrigins`` — another scheme, host or port; a host name
 /// alone means `https` on port 443 — fails with `HTTPError.Code.cannotAuthenticate` rather than carry the
-/// token there (RFC 6750 §5.3: bearer tokens go over plain `http` only to an `http` origin the app lists). The loader's own requests — discovery, token, revocation — go down the
+/// token there (RFC 6750 §5.3: bearer tokens go over plain `http` only to an `http` origin the app lists). A
+/// redirect `FollowRedirects` follows to such an origin (`HTTPRequest.redirects`) goes on without a token instead;
+/// one to a resource origin gets the token. The loader's own requests — discovery, token, revocation — go down the
 /// chain unauthenticated, bypass `Throttle`, and never come back through `OAuth`, so they cannot trigger a
 /// refresh themselves.
 ///
@@ -275,7 +277,9 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
         guard request.isForAuthenticatingLoader(self, nativeMethod: .oauth) else { return await loadNext(request) }
-        if let refusal = refusalOfHost(request) { return refusal }
+        if let refusal = refusalOfHost(request) {
+            return isUnauthenticatedRedirect(request) ? await loadNext(request) : refusal
+        }
         if let grant = usableCredentials() {
             // The common case: a valid token, no flow, no waiting.
             return await send(request, grant: grant)
@@ -288,6 +292,12 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     @inline(never)
     private func refusalOfHost(_ request: HTTPRequest) -> HTTPResult? {
         resourceOrigins.contains(request) ? nil : .failure(resourceOrigins.refusal(of: request))
+    }
+
+    /// A redirect elsewhere than a resource origin: it goes on without a token.
+    @inline(never)
+    private func isUnauthenticatedRedirect(_ request: HTTPRequest) -> Bool {
+        request.isRedirectedToAnotherOrigin && !resourceOrigins.contains(request)
     }
 
     /// Sends a request that waited for a flow with the flow's answer.

@@ -1,0 +1,229 @@
+import Synchronization
+
+/// A loader that follows redirects: each `301`, `302`, `303`, `307` or `308` with a `Location` is sent on as a new
+/// request through the loaders below, so that every hop is authenticated, cached, retried, throttled, logged and
+/// measured like any request — the seed's `RedirectionFollowingLoader`.
+///
+/// ```swift
+/// let chain =
+///     ApplyEnvironment(environment: .production)
+///     --> FollowRedirects()
+///     --> Cache()
+///     --> Auth(loaders: [.oauth: oauth])
+///     --> Retry()
+///     --> Throttle(maximumNumberOfRequests: 6)
+///     --> URLSessionLoader()
+/// ```
+///
+/// Transports hand every `3xx` back up the chain (``URLSessionLoader`` does on every platform), so without this
+/// loader a redirect is the result.
+///
+/// ## The rules, on every platform
+///
+/// - **Method and body** (RFC 9110 §15.4): a `301` or `302` turns a `POST` into a `GET`; a `303` turns every method
+///   but `HEAD` into a `GET`. Turned into a `GET` (and on any `303`), the request loses its body and the header
+///   fields that describe one: `Content-Type`, `Content-Length`, `Content-Encoding`, `Content-Language`,
+///   `Content-Location`, `Transfer-Encoding`. A `307` or `308` — and a `301` or `302` for methods other than
+///   `POST` — keeps the method and the body; a body that can be sent only once (``HTTPBody/isReplayable`` is
+///   `false`, such as a ``StreamBody`` from a live sequence) fails the load with ``HTTPError/Code/bodyNotReplayable``.
+/// - **Location**: resolved against the URL that answered (RFC 3986 §5), so `/next`, `next`, `?page=2` and
+///   `//cdn.example.com/x` all work; characters a server left unencoded (a space, non-ASCII) are encoded. A
+///   `Location` without a fragment inherits the request's (RFC 9110 §10.2.2). One that cannot be followed — it does
+///   not parse, is not `http` or `https` (`file:`, `javascript:`), has no host or has user information — fails the
+///   load with ``HTTPError/Code/unusableRedirect``.
+/// - **Not followed, returned as the response**: a redirect without `Location` (nothing says where to go), `300
+///   Multiple Choices` (the user picks one), `304 Not Modified` (an answer to a conditional request, not a redirect),
+///   `305` and `306`, and any redirect a request's ``HTTPRequest/redirectPolicy`` declines.
+/// - **Credentials stay with their origin**: when a hop goes to another origin (scheme, host or port; so also from
+///   `https` to `http`), the `Authorization`, `Proxy-Authorization` and `Cookie` fields the request carried are
+///   removed, and stay removed on later hops. Authentication loaders below apply their own credentials to each hop
+///   for its own origin.
+/// - **Limits**: after ``maximumNumberOfRedirects`` redirects (20 by default) the next one fails the load with
+///   ``HTTPError/Code/tooManyRedirects``; a redirect back to a method and URL already requested in the same load
+///   fails it with ``HTTPError/Code/redirectLoop``.
+///
+/// Each of these errors keeps the redirect that caused it as ``HTTPError/response`` (with its ``HTTPResponse/redirects``
+/// so far) and the request that was redirected as ``HTTPError/request``.
+///
+/// ## What the caller sees
+///
+/// The last response, whose ``HTTPResponse/url`` and ``HTTPResponse/request`` are those of the last hop, and whose
+/// ``HTTPResponse/redirects`` lists every redirect followed (as do its ``HTTPResponse/metrics``). Each hop is a
+/// request of its own to the loaders below — with the original's ``HTTPRequest/id``, options and ``LoadID`` — and
+/// has the whole ``HTTPRequest/timeout``. An ``Observe`` or ``PrintLoader`` above sees a
+/// ``HTTPEvent/Kind/redirectFollowed`` event before each hop; one below sees each hop as a load.
+///
+/// A redirect's body is not read: a streamed one is stopped before the next hop (``HTTPLoader/stream(_:)``), and a
+/// download (``HTTPLoader/download(_:to:resumeAttempts:)``) writes only the final response's body to its file.
+///
+/// ## Where it goes
+///
+/// Below ``ApplyEnvironment``, so that every hop is an absolute request; above `Cache`, so that each hop is cached
+/// under its own URL (a `301` is cacheable, and a later load skips the hop) rather than the final response under
+/// the first URL; above `Auth`, so that credentials are applied per hop for that hop's origin, and a hop to another
+/// server gets that server's credentials or none; above ``Retry`` and ``Throttle``, so that a failed hop is retried
+/// on its own and a hop holds no slot while the next waits for one.
+///
+/// ## Cancellation and reset
+///
+/// The load is cancelled between hops as anywhere else: the next hop is not sent. During a reset the loader refuses
+/// new loads with ``HTTPError/Code/resetInProgress``, and a load in flight sends no further hop: it ends with
+/// ``HTTPError/Code/resetInProgress`` and the redirect as its response. Its reset waits for the loads it passed on.
+// Safety: configuration is immutable (`let`); the reset counter is atomic.
+public final class FollowRedirects: HTTPLoader, @unchecked Sendable {
+    /// How many redirects one load follows; the next one fails with ``HTTPError/Code/tooManyRedirects``.
+    public let maximumNumberOfRedirects: Int
+    private let resetsInProgress = Atomic<Int>(0)
+    private let inFlight = InFlightLoads()
+
+    /// - Parameter maximumNumberOfRedirects: How many redirects one load follows; 20 by default, as browsers and
+    ///   URLSession allow. `0` follows none: every redirect fails with ``HTTPError/Code/tooManyRedirects``. A
+    ///   negative number counts as `0`.
+    public init(maximumNumberOfRedirects: Int = 20) {
+        self.maximumNumberOfRedirects = max(0, maximumNumberOfRedirects)
+    }
+
+    /// The hop limit.
+    public override var configurationDescription: String {
+        "maximumNumberOfRedirects: \(maximumNumberOfRedirects)"
+    }
+
+    public override func load(_ request: HTTPRequest) async -> HTTPResult {
+        // Counted before the check: a reset that begins meanwhile either waits for this load or is seen by it.
+        inFlight.begin()
+        defer { inFlight.end() }
+        if resetsInProgress.load(ordering: .sequentiallyConsistent) > 0, !request.isPartOfReset {
+            return .failure(
+                HTTPError(
+                    .resetInProgress, request: request, message: "refused by FollowRedirects while the chain resets"))
+        }
+        let result = await loadNext(request)
+        guard case .success(let response) = result, RedirectRules.isFollowed(response.status) else { return result }
+        return await follow(response, of: request)
+    }
+
+    /// Follows redirects from `response`, the answer to `request`, until a response is not one to follow.
+    @inline(never)
+    private func follow(_ response: HTTPResponse, of request: HTTPRequest) async -> HTTPResult {
+        let policy = request.redirectPolicy
+        if policy.isDoNotFollow { return .success(response) }
+        var current = request
+        var response = response
+        var redirects: [HTTPMetrics.Redirect] = []
+        var requested: Set<RedirectRules.HopKey> = [RedirectRules.HopKey(request)]
+        while true {
+            var next: HTTPRequest
+            switch RedirectRules.next(after: response, of: current) {
+            case .notFollowed:
+                return .success(Self.finished(response, redirects))
+            case .unusable(let problem):
+                let location = Describe.printable((response.headers["Location"] ?? "").prefix(300))
+                return failure(
+                    .unusableRedirect, current, response, redirects,
+                    "the server answered \(response.status) with the Location '\(location)', which \(problem)")
+            case .next(let proposed):
+                next = proposed
+            }
+            guard redirects.count < maximumNumberOfRedirects else {
+                return failure(
+                    .tooManyRedirects, current, response, redirects,
+                    "the server answered \(response.status) after \(redirects.count) redirects, the most "
+                        + "FollowRedirects follows for one load (maximumNumberOfRedirects: \(maximumNumberOfRedirects))"
+                )
+            }
+            if let decide = policy.decider {
+                let hop = RedirectPolicy.Hop(response: response, nextRequest: next, redirects: redirects)
+                switch decide(hop) {
+                case .stop:
+                    return .success(Self.finished(response, redirects))
+                case .follow(let chosen):
+                    next = RedirectRules.withoutCarriedCredentials(
+                        chosen, from: current, answeredBy: RedirectRules.base(of: response))
+                }
+            }
+            guard requested.insert(RedirectRules.HopKey(next)).inserted else {
+                return failure(
+                    .redirectLoop, current, response, redirects,
+                    "the server answered \(response.status) to \(next.method) \(next.displayURL), which this load "
+                        + "requested already")
+            }
+            guard next.body.isReplayable else {
+                return failure(
+                    .bodyNotReplayable, current, response, redirects,
+                    "the server answered \(response.status), which resends the body to \(next.displayURL), and the "
+                        + "request's body (\(type(of: next.body))) can be sent only once")
+            }
+            if resetsInProgress.load(ordering: .sequentiallyConsistent) > 0, !request.isPartOfReset {
+                return failure(
+                    .resetInProgress, current, response, redirects,
+                    "FollowRedirects did not follow the \(response.status) to \(next.displayURL): the chain is resetting"
+                )
+            }
+            redirects.append(HTTPMetrics.Redirect(url: response.url, status: response.status, location: next.url))
+            next.redirects = redirects
+            response.discardBody()
+            next.emit(.redirectFollowed, result: .success(response))
+            current = next
+            let result = await loadNext(current)
+            guard case .success(let answer) = result, RedirectRules.isFollowed(answer.status) else {
+                return Self.finished(result, redirects)
+            }
+            response = answer
+        }
+    }
+
+    /// `response` with the redirects followed to reach it: its request's (which a loader below may have made anew),
+    /// and its metrics'.
+    private static func finished(_ response: HTTPResponse, _ redirects: [HTTPMetrics.Redirect]) -> HTTPResponse {
+        guard !redirects.isEmpty else { return response }
+        var finished = response
+        if finished.request.redirects.count != redirects.count { finished.request.redirects = redirects }
+        finished.metrics?.redirects = redirects
+        return finished
+    }
+
+    private static func finished(_ result: HTTPResult, _ redirects: [HTTPMetrics.Redirect]) -> HTTPResult {
+        switch result {
+        case .success(let response):
+            return .success(finished(response, redirects))
+        case .failure(var error):
+            if let response = error.response { error.response = finished(response, redirects) }
+            return .failure(error)
+        }
+    }
+
+    /// The failure of a load that stops at `response`, a redirect to `current`, whose body is not read.
+    private func failure(
+        _ code: HTTPError.Code, _ current: HTTPRequest, _ response: HTTPResponse, _ redirects: [HTTPMetrics.Redirect],
+        _ message: String
+    ) -> HTTPResult {
+        response.discardBody()
+        var kept = Self.finished(response, redirects)
+        kept.bodyStream = nil
+        return .failure(HTTPError(code, request: current, message: message, response: kept))
+    }
+
+    // MARK: - Reset
+
+    /// Whether a reset has begun and not ended: loads are refused meanwhile.
+    var isResetting: Bool { resetsInProgress.load(ordering: .sequentiallyConsistent) > 0 }
+
+    /// Refuses new loads until the reset ends; loads in flight send no further hop.
+    public override func beginReset(_ mode: ResetMode) {
+        resetsInProgress.add(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// Returns once the loads passed on have completed.
+    public override func waitUntilIdle() async {
+        await inFlight.waitUntilIdle()
+    }
+
+    /// Keeps nothing to forget.
+    public override func reset() async {
+        guard isTakingPartInReset else { return await super.reset() }
+    }
+
+    public override func endReset() {
+        resetsInProgress.subtract(1, ordering: .sequentiallyConsistent)
+    }
+}
