@@ -49,11 +49,13 @@ if let person = try? await development.request(.person(42)) {
     print("   ✓ \(person.name) — switching environments is choosing which chain the Connection wraps")
 }
 
-// The chain: relative requests go to the httpbin environment, get a User-Agent, are logged (secrets
-// redacted) with their full URL, are refused while a reset runs, and go out over URLSession.
+// The chain: relative requests go to the httpbin environment, redirects are followed hop by hop, requests get a
+// User-Agent, are logged (secrets redacted) with their full URL, are refused while a reset runs, and go out over
+// URLSession.
 let chain =
     ResetGuard()
     --> ApplyEnvironment(environment: httpbin)
+    --> FollowRedirects()
     --> ModifyRequest { request in
         var copy = request
         copy.headers["User-Agent"] = "HTTPDemo/1.0"
@@ -167,7 +169,7 @@ show(await chain.load(HTTPRequest(method: .post, path: "/anything", body: JSONBo
 show(await chain.load(HTTPRequest(url: URL(string: "file:///etc/passwd")!)))
 show(await chain.load(HTTPRequest(method: .get, path: "/get", body: DataBody(Data("a body".utf8)))))
 
-section(10, "Credentials never follow a redirect to another origin")
+section(10, "Redirects are followed in the chain: each hop logged, RFC 9110's method rules, no credentials to another origin")
 var redirect = HTTPRequest(url: base.appendingPathComponent("/redirect-to"))
 redirect.host = "localhost"  // localhost → 127.0.0.1 is a different origin
 redirect.query = [URLQueryItem(name: "url", value: base.appendingPathComponent("/headers").absoluteString)]
@@ -176,6 +178,13 @@ show(await chain.load(redirect)) { response in
     let headers = json(response)["headers"] as? [String: String] ?? [:]
     return
         "landed on \(response.url?.host ?? "?"); Authorization=\(headers["Authorization"] ?? "removed"), Cookie=\(headers["Cookie"] ?? "removed")"
+}
+// A 303 turns the POST into a GET, without its body (RFC 9110 §15.4.4), on every platform.
+var seeOther = HTTPRequest(
+    method: .post, path: "/redirect-to", body: JSONBody(NewPerson(name: "Zoë", languages: ["Swift"])))
+seeOther.query = [URLQueryItem(name: "url", value: "/anything"), URLQueryItem(name: "status_code", value: "303")]
+show(await chain.load(seeOther)) { response in
+    "\(response.status) after \(response.redirects.count) redirect: the server saw \(json(response)["method"] ?? "?")"
 }
 var noFollow = HTTPRequest(path: "/redirect/1")
 noFollow.redirectPolicy = .doNotFollow
