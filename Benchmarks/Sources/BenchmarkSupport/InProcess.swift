@@ -57,6 +57,11 @@ public enum InProcessSubject: Sendable {
         .loaders(PrintLoader(sink: { _ in }) --> CannedResponse(), request: makeAbsoluteRequest())
     }
 
+    /// ``FollowRedirects`` over ``CannedResponse``, which answers `200`: the cost of a load that is not redirected.
+    public static func followingRedirects() -> InProcessSubject {
+        .loaders(FollowRedirects() --> CannedResponse(), request: makeAbsoluteRequest())
+    }
+
     /// `count` pass-through loaders over ``CannedResponse``.
     public static func passThroughLoaders(_ count: Int) -> InProcessSubject {
         .loaders(makePassThroughChain(count: count, terminal: CannedResponse()), request: makeAbsoluteRequest())

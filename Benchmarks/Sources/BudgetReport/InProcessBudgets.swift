@@ -24,6 +24,7 @@ func measureInProcess(rounds: Int, iterations: Int) async -> Section {
         ("observed default", .observedDefaultChain()),
         ("trace", .traced()),
         ("print", .printed()),
+        ("follow redirects", .followingRedirects()),
     ]
     for count in passThroughCounts {
         subjects.append(("loaders \(count)", .passThroughLoaders(count)))
@@ -83,6 +84,7 @@ func measureInProcess(rounds: Int, iterations: Int) async -> Section {
         ("Observe in front of the default chain adds", ns["observed default"]! - defaultChain),
         ("PropagateTraceContext adds, over a pass-through loader", ns["trace"]! - passThrough),
         ("PrintLoader (discarding sink) adds, over a pass-through loader", ns["print"]! - passThrough),
+        ("FollowRedirects (no redirect) adds, over a pass-through loader", ns["follow redirects"]! - passThrough),
     ]
     for (label, added) in observationRows {
         section.rows.append(.info(label, "\(format(added / 1000, decimals: 3)) µs"))

@@ -145,6 +145,7 @@ struct Options {
         case "observed-default": return .observedDefaultChain()
         case "trace": return .traced()
         case "print": return .printed()
+        case "follow-redirects": return .followingRedirects()
         case "cache-hit": return .cacheHit()
         default:
             if name.hasPrefix("loaders-"), let count = Int(name.dropFirst("loaders-".count)) {
@@ -166,7 +167,7 @@ struct Options {
                                     [--breakdown]
                                     [--loopback-rounds N] [--loopback-slices N] [--seed N]
                        BudgetReport --spin default|terminal|cache-hit|loaders-N|middlewares-N|observe|observe-measuring|
-                                           measuring-terminal|observed-default|trace|print SECONDS
+                                           measuring-terminal|observed-default|trace|print|follow-redirects SECONDS
                        BudgetReport --send CLIENT COUNT [CONCURRENCY]
                        BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-rounds N] [--loopback-slices N]
                                     [--seed N]
