@@ -4,7 +4,7 @@ import HTTP
 
 /// Header parsing: `HTTPHeaders` built from any fields and changed by any sequence of operations, checked against
 /// a model (an array of pairs with ASCII case-insensitive names, as RFC 9110 compares them) after every step; then
-/// an `HTTPResponse` carrying them, and `Redaction` of each field.
+/// an `HTTPResponse` carrying them, `Redaction` of each field, and `FollowRedirects` given the fields on a redirect.
 enum HeadersTarget: FuzzTarget {
     enum Operation {
         case get(String)
@@ -25,6 +25,7 @@ enum HeadersTarget: FuzzTarget {
         let operations = (0..<input.count(upTo: maximumOperations)).map { _ in readOperation(&input) }
         let status = input.int()
         let body = input.bytesField()
+        let redirect = readRedirect(&input)
 
         var headers = makeHeaders(initial)
         var model = Model(fields: initial)
@@ -80,6 +81,94 @@ enum HeadersTarget: FuzzTarget {
         _ = response.status.kind
         _ = response.status.reasonPhrase
         _ = response.status.description
+        // Only fields with a Location: a load in a task costs more than everything above.
+        if headers.contains("Location") { checkRedirect(with: headers, redirect) }
+    }
+
+    // MARK: - Redirects
+
+    /// The redirect status the fields come with, and the method of the request redirected.
+    struct Redirect {
+        static let statuses = [301, 302, 303, 307, 308]
+        static let methods: [HTTPMethod] = [.get, .head, .post, .put]
+        var status: Int
+        var method: HTTPMethod
+    }
+
+    static func readRedirect(_ input: inout FuzzInput) -> Redirect {
+        Redirect(
+            status: Redirect.statuses[input.choice(Redirect.statuses.count)],
+            method: Redirect.methods[input.choice(Redirect.methods.count)])
+    }
+
+    static func writeRedirect(_ redirect: Redirect, _ writer: inout SeedWriter) {
+        writer.choice(Redirect.statuses.firstIndex(of: redirect.status)!, of: Redirect.statuses.count)
+        writer.choice(Redirect.methods.firstIndex(of: redirect.method)!, of: Redirect.methods.count)
+    }
+
+    static let redirected = URL(string: "https://api.example.com/a/b?c=d#e")!
+
+    /// `FollowRedirects` with the fields on a redirect (whatever their `Location`): the load ends with the redirect
+    /// itself when there is no `Location`, with `unusableRedirect` or `redirectLoop` carrying it, or with the next
+    /// request sent — one that validates, whose method and body follow RFC 9110 §15.4, and that carries the
+    /// credential the caller set only to the same origin.
+    static func checkRedirect(with headers: HTTPHeaders, _ redirect: Redirect) {
+        let request = {
+            var request = HTTPRequest(method: redirect.method, url: redirected)
+            request.headers["Authorization"] = "Bearer fuzz"
+            if redirect.method == .post || redirect.method == .put { request.body = DataBody(Data("x".utf8)) }
+            return request
+        }()
+        let mock = MockLoader().then(status: HTTPStatus(rawValue: redirect.status), headers: headers).then(status: .ok)
+        let chain = FollowRedirects(maximumNumberOfRedirects: 1) --> mock
+        let outcome = Outcome()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            outcome.set(await chain.load(request))
+            done.signal()
+        }
+        done.wait()
+        let sent = mock.receivedRequests
+        let fields = SwiftLiteral.fields(headers.map { (name: $0.name, value: $0.value) })
+        let context = "a \(redirect.status) to \(redirect.method) with \(fields)"
+        switch outcome.result {
+        case .success(let response) where response.status.rawValue == redirect.status:
+            FuzzCheck.expect(
+                sent.count == 1 && headers.values(for: "Location").isEmpty,
+                "\(context): the redirect came back, though it has a Location")
+        case .success(let response):
+            FuzzCheck.expect(response.status == .ok && sent.count == 2, "\(context): \(response.status)")
+            guard sent.count == 2 else { return }
+            let next = sent[1]
+            do {
+                try next.validate()
+            } catch {
+                FuzzCheck.expect(false, "\(context): the next request does not validate: \(error)")
+            }
+            let becomesGET =
+                redirect.status == 303
+                ? redirect.method != .head : [301, 302].contains(redirect.status) && redirect.method == .post
+            FuzzCheck.expect(
+                next.method == (becomesGET ? .get : redirect.method), "\(context): sent on as \(next.method)")
+            FuzzCheck.expect(
+                (next.body is EmptyBody) == (redirect.status == 303 || becomesGET || request.body is EmptyBody),
+                "\(context): the body was \(next.body is EmptyBody ? "dropped" : "kept")")
+            if next.origin != request.origin {
+                FuzzCheck.expect(
+                    next.headers["Authorization"] == nil, "\(context): the credential went to \(next)")
+            }
+        case .failure(let error):
+            FuzzCheck.expect(
+                [.unusableRedirect, .redirectLoop].contains(error.code) && sent.count == 1
+                    && error.response?.status.rawValue == redirect.status,
+                "\(context): \(error)")
+        }
+    }
+
+    /// The result of a load run in a task, handed to the fuzzer's thread.
+    final class Outcome: @unchecked Sendable {  // Sendable: written before the semaphore is signalled, read after
+        private(set) var result: HTTPResult = .failure(HTTPError(.unknown, request: HTTPRequest()))
+        func set(_ result: HTTPResult) { self.result = result }
     }
 
     /// A field whose name is one `Redaction.standard` hides, in any ASCII case, never shows its value; an
@@ -209,17 +298,31 @@ extension HeadersTarget {
         let operations = (0..<input.count(upTo: maximumOperations)).map { _ in readOperation(&input) }
         let status = input.int()
         let body = input.bytesField()
+        let redirect = readRedirect(&input)
         return
             (["var headers = \(SwiftLiteral.fields(initial))"] + operations.map(describe) + [
                 "let response = HTTPResponse(request: HTTPRequest(), status: HTTPStatus(rawValue: \(SwiftLiteral.int(status))), "
                     + "headers: headers, body: \(SwiftLiteral.data(body)))",
                 "for field in response.headers { _ = Redaction.standard.display(field.value, for: field.name) }",
                 "_ = response.description",
+                "var redirected = HTTPRequest(method: \(SwiftLiteral.string(redirect.method.rawValue)), "
+                    + "url: URL(string: \(SwiftLiteral.string(redirected.absoluteString)))!)",
+                "redirected.headers[\"Authorization\"] = \"Bearer fuzz\"",
+                redirect.method == .post || redirect.method == .put
+                    ? "redirected.body = DataBody(Data(\"x\".utf8))" : "// no body",
+                "let mock = MockLoader().then(status: \(redirect.status), headers: headers).then(status: .ok)",
+                "_ = await (FollowRedirects(maximumNumberOfRedirects: 1) --> mock).load(redirected)",
             ]).joined(separator: "\n")
     }
 
     static var seeds: [(name: String, bytes: [UInt8])] {
         let cases: [(String, [(name: String, value: String)], [Operation], Int)] = [
+            (
+                "redirect-locations",
+                [("Location", "../other/ü b?x=%41#frag"), ("location", "//cdn.example.net:8443/p"), ("Vary", "*")],
+                [.remove("LOCATION"), .add("Location", "HTTP://user@evil.example/"), .set("Location", "?page=2")],
+                302
+            ),
             (
                 "response-cookies",
                 [
@@ -269,6 +372,7 @@ extension HeadersTarget {
             for operation in operations { writeOperation(operation, &writer) }
             writer.int(status)
             writer.bytesField(Array("{\"error\":\"slow down\"}".utf8))
+            writeRedirect(Redirect(status: 307, method: .post), &writer)
             return (name, writer.bytes)
         }
     }

@@ -54,7 +54,7 @@ public struct HTTPMetrics: Sendable {
     /// URLSession's own metrics of the task, where it collects them (Apple platforms; see ``taskMetrics``).
     var taskMetricsBox: TaskMetricsBox?
 
-    /// One redirect a transport followed: the URL that answered with a redirect status, and where to.
+    /// One redirect followed: the URL that answered with a redirect status, and where to.
     public struct Redirect: Sendable, Hashable {
         /// The URL that answered with the redirect.
         public var url: URL?
