@@ -88,7 +88,7 @@ struct FollowRedirectsIntegrationTests {
     @Test func credentialsAreDroppedOnlyWhenTheOriginChanges() async throws {
         let secrets: HTTPHeaders = [
             "Authorization": "Bearer secret", "Cookie": "session=secret", "Proxy-Authorization": "Basic x",
-            "X-Keep": "1",
+            "X-Keep": "1", "X-API-Key": "k3y",
         ]
         // localhost and 127.0.0.1 are different origins for the same server.
         var crossOrigin = redirect(to: base.appendingPathComponent("/headers").absoluteString)
@@ -98,13 +98,14 @@ struct FollowRedirectsIntegrationTests {
         let crossEchoed = try #require(cross.json["headers"] as? [String: String])
         #expect(cross.url?.host == base.host)
         #expect(crossEchoed["Authorization"] == nil && crossEchoed["Cookie"] == nil)
-        #expect(crossEchoed["Proxy-Authorization"] == nil)
+        #expect(crossEchoed["Proxy-Authorization"] == nil && crossEchoed["X-Api-Key"] == nil)
         #expect(crossEchoed["X-Keep"] == "1")
 
         var sameOrigin = redirect(to: "/headers")
         sameOrigin.headers = secrets
         let same = try #require(try await chain.load(sameOrigin).get().json["headers"] as? [String: String])
         #expect(same["Authorization"] == "Bearer secret" && same["Cookie"] == "session=secret")
+        #expect(same["X-Api-Key"] == "k3y")
     }
 
     @Test func theHopLimitAndUnusableLocationsEndWithErrorsCarryingTheRedirect() async throws {

@@ -291,7 +291,7 @@ private final class ScriptedTerminal: HTTPLoader, @unchecked Sendable {
             var request = HTTPRequest(url: URL(string: "\(hops[0])/hop0")!)
             request.headers = [
                 "Authorization": "Bearer secret", "Cookie": "session=1", "Proxy-Authorization": "Basic x",
-                "X-Keep": "1",
+                "X-Keep": "1", "X-API-Key": "k3y",
             ]
 
             _ = try await (FollowRedirects() --> mock).load(request).get()
@@ -303,6 +303,7 @@ private final class ScriptedTerminal: HTTPLoader, @unchecked Sendable {
                 #expect(sent.headers["Authorization"] == (keeps ? "Bearer secret" : nil), "\(context) hop \(index)")
                 #expect(sent.headers["Cookie"] == (keeps ? "session=1" : nil), "\(context) hop \(index)")
                 #expect(sent.headers["Proxy-Authorization"] == (keeps ? "Basic x" : nil), "\(context) hop \(index)")
+                #expect(sent.headers["X-API-Key"] == (keeps ? "k3y" : nil), "\(context) hop \(index)")
                 #expect(sent.headers["X-Keep"] == "1", "\(context) hop \(index)")
             }
         }
@@ -460,9 +461,12 @@ private final class ScriptedTerminal: HTTPLoader, @unchecked Sendable {
     @Test func describesItsHopLimit() {
         #expect(
             (FollowRedirects(maximumNumberOfRedirects: 5) --> MockLoader()).description == """
-                FollowRedirects(maximumNumberOfRedirects: 5)
+                FollowRedirects(maximumNumberOfRedirects: 5, redaction: standard)
                 --> MockLoader
                 """)
+        #expect(
+            FollowRedirects(redaction: .standard.adding("X-Session")).description
+                == "FollowRedirects(maximumNumberOfRedirects: 20, redaction: standard + x-session)")
     }
 
     // MARK: - Cancellation and reset

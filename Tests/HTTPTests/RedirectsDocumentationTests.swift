@@ -42,6 +42,17 @@ extension ServerEnvironment {
         #expect(mock.receivedRequests[1].body is EmptyBody)
     }
 
+    @Test func redactionSample() async throws {
+        let following = FollowRedirects(redaction: .standard.adding("X-Session"))
+
+        let mock = MockLoader().then(status: .found, headers: ["Location": "https://cdn.example.net/x"]).then(
+            status: .ok)
+        var request = HTTPRequest(url: URL(string: "https://api.example.com/x")!)
+        request.headers = ["X-Session": "s3ss", "X-API-Key": "k3y", "X-Trace": "t"]
+        _ = try await (following --> mock).load(request).get()
+        #expect(mock.receivedRequests[1].headers == ["X-Trace": "t"])
+    }
+
     @Test func doNotFollowSample() async throws {
         var login = HTTPRequest(method: .post, path: "/login", body: FormBody(["user": "alice"]))
         login.redirectPolicy = .doNotFollow  // the 302 and its Location come back as the response

@@ -36,8 +36,9 @@ import Synchronization
 ///   `305` and `306`, and any redirect a request's ``HTTPRequest/redirectPolicy`` declines.
 /// - **Credentials stay with their origin**: when a hop goes to another origin (scheme, host or port; so also from
 ///   `https` to `http`), the `Authorization`, `Proxy-Authorization` and `Cookie` fields the request carried are
-///   removed, and stay removed on later hops. Authentication loaders below apply their own credentials to each hop
-///   for its own origin.
+///   removed, and so is every field ``redaction`` hides (with ``Redaction/standard``: `X-API-Key`, `X-Auth-Token`,
+///   … — such as the key an ``ServerEnvironment`` adds); they stay removed on later hops. Authentication loaders
+///   below apply their own credentials to each hop for its own origin.
 /// - **Limits**: after ``maximumNumberOfRedirects`` redirects (20 by default) the next one fails the load with
 ///   ``HTTPError/Code/tooManyRedirects``; a redirect back to a method and URL already requested in the same load
 ///   fails it with ``HTTPError/Code/redirectLoop``.
@@ -73,19 +74,28 @@ import Synchronization
 public final class FollowRedirects: HTTPLoader, @unchecked Sendable {
     /// How many redirects one load follows; the next one fails with ``HTTPError/Code/tooManyRedirects``.
     public let maximumNumberOfRedirects: Int
+    /// Which header fields are secrets, removed from a hop to another origin besides `Authorization`,
+    /// `Proxy-Authorization` and `Cookie`: those it hides.
+    public let redaction: Redaction
     private let resetsInProgress = Atomic<Int>(0)
     private let inFlight = InFlightLoads()
 
-    /// - Parameter maximumNumberOfRedirects: How many redirects one load follows; 20 by default, as browsers and
-    ///   URLSession allow. `0` follows none: every redirect fails with ``HTTPError/Code/tooManyRedirects``. A
-    ///   negative number counts as `0`.
-    public init(maximumNumberOfRedirects: Int = 20) {
+    /// - Parameters:
+    ///   - maximumNumberOfRedirects: How many redirects one load follows; 20 by default, as browsers and URLSession
+    ///     allow. `0` follows none: every redirect fails with ``HTTPError/Code/tooManyRedirects``. A negative number
+    ///     counts as `0`.
+    ///   - redaction: Which header fields are secrets that must not go to another origin: besides `Authorization`,
+    ///     `Proxy-Authorization` and `Cookie`, those it hides. ``Redaction/standard`` by default, which hides
+    ///     `X-API-Key`, `X-Auth-Token` and other fields named like secrets; add your own with
+    ///     ``Redaction/adding(_:)``.
+    public init(maximumNumberOfRedirects: Int = 20, redaction: Redaction = .standard) {
         self.maximumNumberOfRedirects = max(0, maximumNumberOfRedirects)
+        self.redaction = redaction
     }
 
-    /// The hop limit.
+    /// The hop limit, and which fields count as secrets.
     public override var configurationDescription: String {
-        "maximumNumberOfRedirects: \(maximumNumberOfRedirects)"
+        "maximumNumberOfRedirects: \(maximumNumberOfRedirects), redaction: \(redaction.summary)"
     }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
@@ -113,7 +123,7 @@ public final class FollowRedirects: HTTPLoader, @unchecked Sendable {
         var requested: Set<RedirectRules.HopKey> = [RedirectRules.HopKey(request)]
         while true {
             var next: HTTPRequest
-            switch RedirectRules.next(after: response, of: current) {
+            switch RedirectRules.next(after: response, of: current, secrets: redaction) {
             case .notFollowed:
                 return .success(Self.finished(response, redirects))
             case .unusable(let problem):
@@ -138,7 +148,7 @@ public final class FollowRedirects: HTTPLoader, @unchecked Sendable {
                     return .success(Self.finished(response, redirects))
                 case .follow(let chosen):
                     next = RedirectRules.withoutCarriedCredentials(
-                        chosen, from: current, answeredBy: RedirectRules.base(of: response))
+                        chosen, from: current, answeredBy: RedirectRules.base(of: response), secrets: redaction)
                 }
             }
             guard requested.insert(RedirectRules.HopKey(next)).inserted else {

@@ -22,8 +22,9 @@
 ///
 /// The closure runs on the load's task, once per hop; it must not block. The hop limit and loop detection of
 /// ``FollowRedirects`` still apply to the request it returns, and so does the rule that credentials the caller set
-/// do not go to another origin: an `Authorization`, `Proxy-Authorization` or `Cookie` field carried over unchanged
-/// from the request that was redirected is removed when the closure sends the next hop to another origin.
+/// do not go to another origin: an `Authorization`, `Proxy-Authorization` or `Cookie` field, or one its
+/// ``FollowRedirects/redaction`` hides, carried over unchanged from the request that was redirected is removed when
+/// the closure sends the next hop to another origin.
 ///
 /// Policies are equal when they are the same case; two ``decide(_:)`` policies are equal only when they are the same
 /// value (copies of one policy), as closures cannot be compared.
@@ -71,8 +72,8 @@ public struct RedirectPolicy: Sendable, Hashable, HTTPRequestOption {
         /// The redirect: a `301`, `302`, `303`, `307` or `308` with a usable `Location`.
         public var response: HTTPResponse
         /// The request that would be sent next: the `Location` resolved against the URL that answered, the method
-        /// and body as RFC 9110 §15.4 says for the status, the fragment inherited, and the credentials the caller
-        /// set removed when the origin changes.
+        /// and body as RFC 9110 §15.4 says for the status, the fragment inherited, and the secret header fields
+        /// removed when the origin changes.
         public var nextRequest: HTTPRequest
         /// The redirects followed before this one, in order.
         public var redirects: [HTTPMetrics.Redirect]

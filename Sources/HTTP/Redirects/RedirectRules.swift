@@ -30,7 +30,7 @@ enum RedirectRules {
         "Transfer-Encoding",
     ]
 
-    /// The header fields that carry credentials, never sent on to another origin.
+    /// The header fields that carry credentials, never sent on to another origin, whatever the redaction says.
     static let credentialFields = ["Authorization", "Proxy-Authorization", "Cookie"]
 
     /// What `response` means for `request`, the request that was sent and answered with it.
@@ -38,7 +38,9 @@ enum RedirectRules {
     /// The `Location` is resolved against the URL that answered: the response's ``HTTPResponse/url`` when the
     /// transport set one, else the request as the terminal sent it (``HTTPResponse/request``), so that what the
     /// loaders below changed (a path prefix, a host) is the base.
-    static func next(after response: HTTPResponse, of request: HTTPRequest) -> Outcome {
+    ///
+    /// - Parameter secrets: The header fields that are secrets besides ``credentialFields``: those it hides.
+    static func next(after response: HTTPResponse, of request: HTTPRequest, secrets: Redaction = .standard) -> Outcome {
         guard isFollowed(response.status) else { return .notFollowed }
         let locations = response.headers.values(for: "Location")
         guard let location = locations.first else { return .notFollowed }
@@ -65,7 +67,7 @@ enum RedirectRules {
         next.percentEncodedPath = target.path
         next.percentEncodedQuery = target.query
         if let fragment = target.fragment { next.fragment = fragment }  // else inherited (RFC 9110 §10.2.2)
-        return .next(withoutCarriedCredentials(next, from: request, answeredBy: base))
+        return .next(withoutCarriedCredentials(next, from: request, answeredBy: base, secrets: secrets))
     }
 
     /// The request that was answered with `response`, as far as its URL goes: the response's ``HTTPResponse/url`` when
@@ -74,15 +76,16 @@ enum RedirectRules {
         response.explicitURL.map { HTTPRequest(url: $0) } ?? response.request
     }
 
-    /// `next` without the credential fields it carries over unchanged from `request`, when it goes to another origin
-    /// than `base`, the request that was answered with the redirect.
+    /// `next` without the secret header fields it carries over unchanged from `request` — ``credentialFields`` and
+    /// those `secrets` hides — when it goes to another origin than `base`, the request answered with the redirect.
     static func withoutCarriedCredentials(
-        _ next: HTTPRequest, from request: HTTPRequest, answeredBy base: HTTPRequest
+        _ next: HTTPRequest, from request: HTTPRequest, answeredBy base: HTTPRequest, secrets: Redaction
     ) -> HTTPRequest {
         guard next.origin != base.origin else { return next }
         var stripped = next
-        for name in credentialFields where next.headers[name] != nil && next.headers[name] == request.headers[name] {
-            stripped.headers.remove(name)
+        for field in next.headers
+        where credentialFields.contains(where: field.hasName) || secrets.hides(field.name) {
+            if request.headers.values(for: field.name).contains(field.value) { stripped.headers.remove(field.name) }
         }
         return stripped
     }
