@@ -50,9 +50,9 @@ import Synchronization
 ///
 /// The last response, whose ``HTTPResponse/url`` and ``HTTPResponse/request`` are those of the last hop, and whose
 /// ``HTTPResponse/redirects`` lists every redirect followed (as do its ``HTTPResponse/metrics``). Each hop is a
-/// request of its own to the loaders below — with the original's ``HTTPRequest/id``, options and ``LoadID`` — and
-/// has the whole ``HTTPRequest/timeout``. An ``Observe`` or ``PrintLoader`` above sees a
-/// ``HTTPEvent/Kind/redirectFollowed`` event before each hop; one below sees each hop as a load.
+/// request of its own to the loaders below — with the original's ``HTTPRequest/id`` and options (its ``LoadID``, when
+/// a loader above stamped one) — and has the whole ``HTTPRequest/timeout``. An ``Observe`` or ``PrintLoader`` above
+/// sees a ``HTTPEvent/Kind/redirectFollowed`` event before each hop; one below sees each hop as a load of its own.
 ///
 /// A redirect's body is not read: a streamed one is stopped before the next hop (``HTTPLoader/stream(_:)``), and a
 /// download (``HTTPLoader/download(_:to:resumeAttempts:)``) writes only the final response's body to its file.
