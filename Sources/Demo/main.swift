@@ -169,7 +169,7 @@ show(await chain.load(HTTPRequest(method: .post, path: "/anything", body: JSONBo
 show(await chain.load(HTTPRequest(url: URL(string: "file:///etc/passwd")!)))
 show(await chain.load(HTTPRequest(method: .get, path: "/get", body: DataBody(Data("a body".utf8)))))
 
-section(10, "Redirects are followed in the chain: each hop logged, RFC 9110's method rules, no credentials to another origin")
+section(10, "Redirects followed in the chain: each hop logged, RFC 9110 method rules, credentials kept to their origin")
 var redirect = HTTPRequest(url: base.appendingPathComponent("/redirect-to"))
 redirect.host = "localhost"  // localhost → 127.0.0.1 is a different origin
 redirect.query = [URLQueryItem(name: "url", value: base.appendingPathComponent("/headers").absoluteString)]
