@@ -12,6 +12,7 @@ extension ServerEnvironment {
 private func makeChain(for environment: ServerEnvironment, verbose: Bool) -> HTTPLoader {
     ResetGuard()  // refuses requests while a reset (log out) runs
         --> ApplyEnvironment(environment: environment)  // relative requests go to this server
+        --> FollowRedirects()  // redirects are followed here, hop by hop
         --> (verbose ? PrintLoader() : nil)  // an optional link: skipped when nil
         --> URLSessionLoader()  // the network
 }
@@ -21,10 +22,11 @@ private func makeChain(for environment: ServerEnvironment, verbose: Bool) -> HTT
         let chain = makeChain(for: .production, verbose: true)
         #expect(chain is ResetGuard)
         #expect(chain.nextLoader is ApplyEnvironment)
-        #expect(chain.nextLoader?.nextLoader is PrintLoader)
-        #expect(chain.nextLoader?.nextLoader?.nextLoader is URLSessionLoader)
+        #expect(chain.nextLoader?.nextLoader is FollowRedirects)
+        #expect(chain.nextLoader?.nextLoader?.nextLoader is PrintLoader)
+        #expect(chain.nextLoader?.nextLoader?.nextLoader?.nextLoader is URLSessionLoader)
         let quiet = makeChain(for: .development, verbose: false)
-        #expect(quiet.nextLoader?.nextLoader is URLSessionLoader)
+        #expect(quiet.nextLoader?.nextLoader?.nextLoader is URLSessionLoader)
     }
 
     @Test func inTestsTheTerminalIsAMock() async {
