@@ -183,7 +183,7 @@ private struct Fixture {
             return callback.url
         })
         let result = await fixture.load()
-        guard case .invalidCallback? = fixture.oauthError(result) else {
+        guard fixture.oauthError(result)?.code == .invalidCallback else {
             Issue.record("expected invalidCallback, got \(String(describing: result.error))")
             return
         }
@@ -194,7 +194,7 @@ private struct Fixture {
         let fixture = Fixture()
         fixture.server.state.withLock { $0.nonceOverride = "replayed" }
         let result = await fixture.load()
-        guard case .invalidIDToken(let reason)? = fixture.oauthError(result) else {
+        guard let error = fixture.oauthError(result), error.code == .invalidIDToken, let reason = error.reason else {
             Issue.record("expected invalidIDToken, got \(String(describing: result.error))")
             return
         }
@@ -256,7 +256,9 @@ private struct Fixture {
         let oauth = OAuth(configuration: oauthConfiguration(), delegate: delegate, now: clock.read)
         oauth.nextLoader = server
         let result = await oauth.load(apiRequest())
-        guard case .discoveryFailed(let reason)? = result.error?.underlyingError as? OAuthError else {
+        guard let error = result.error?.underlyingError as? OAuthError, error.code == .discoveryFailed,
+            let reason = error.reason
+        else {
             Issue.record("expected discoveryFailed, got \(String(describing: result.error))")
             return
         }
@@ -283,7 +285,7 @@ private struct Fixture {
         fixture.clock.advance(by: 3_539)
         #expect(fixture.oauth.situation == .authorized)
         fixture.clock.advance(by: 2)
-        #expect(fixture.oauth.situation == .expired)
+        #expect(fixture.oauth.situation == .needsRefresh)
 
         fixture.server.state.withLock { $0.holdsTokenRequests = true }
         let loads = (0..<50).map { index in Task { await fixture.load(apiRequest("/item/\(index)")) } }
@@ -308,7 +310,7 @@ private struct Fixture {
         try await fixture.logIn()
         #expect(fixture.server.tokenRequestCount == 1)
         fixture.clock.advance(by: 0.2)
-        #expect(fixture.oauth.situation == .expired)
+        #expect(fixture.oauth.situation == .needsRefresh)
         try await fixture.logIn()
         #expect(fixture.server.tokenRequestCount == 2)
     }
@@ -321,7 +323,7 @@ private struct Fixture {
         fixture.clock.advance(by: 2_999)
         #expect(fixture.oauth.situation == .authorized)
         fixture.clock.advance(by: 2)
-        #expect(fixture.oauth.situation == .expired)
+        #expect(fixture.oauth.situation == .needsRefresh)
     }
 
     @Test func a401ForTheCurrentTokenRefreshesOnceAndReplaysTheRequest() async throws {
@@ -741,7 +743,7 @@ private final class SlowLogoutDelegate: OAuthDelegate {
         let before = fixture.oauth.credentials?.accessToken
         #expect(fixture.oauth.situation == .authorized)
         fixture.oauth.setNeedsTokenRefresh()
-        #expect(fixture.oauth.situation == .expired)
+        #expect(fixture.oauth.situation == .needsRefresh)
         #expect(await fixture.load().response?.status == .ok)
         #expect(fixture.server.tokenRequestCount == 2)
         #expect(fixture.server.tokenRequests.last.map { fixture.server.form($0)["grant_type"] } == "refresh_token")
@@ -807,7 +809,7 @@ private final class SlowLogoutDelegate: OAuthDelegate {
         clock.advance(by: 3_539)
         #expect(oauth.situation == .authorized)
         clock.advance(by: 2)
-        #expect(oauth.situation == .expired)
+        #expect(oauth.situation == .needsRefresh)
     }
 
     private static func httpDate(_ date: Date) -> String {
