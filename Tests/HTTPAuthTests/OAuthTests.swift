@@ -537,6 +537,32 @@ private struct Fixture {
         #expect(fixture.delegate.loginCount == 2)
     }
 
+    @Test func aResetThatReachesItsLogoutWhileAnotherLogsOutWaitsForThatLogoutInsteadOfRunningASecond() async throws {
+        let fixture = Fixture()
+        try await fixture.logIn()
+        let gate = Box<CheckedContinuation<Void, Never>?>(nil)
+        let slowDelegate = SlowLogoutDelegate(gate: gate)  // held weakly by the loader
+        fixture.oauth.delegate = slowDelegate
+        let first = Task { await fixture.oauth.reset() }
+        await eventually { gate.value != nil }  // the first logout shows the end-session page
+        let secondDone = Box(false)
+        let second = Task {
+            await fixture.oauth.reset()
+            secondDone.withLock { $0 = true }
+        }
+        await eventually { fixture.oauth.resetsAwaitingLogoutCount == 1 }
+        #expect(!secondDone.value)
+        gate.value?.resume()
+        await first.value
+        await second.value
+        #expect(secondDone.value)
+        #expect(fixture.server.state.value.revoked.count == 2)  // the refresh and the access token, once
+        #expect(fixture.oauth.resetsAwaitingLogoutCount == 0)
+        #expect(fixture.oauth.lastFlowPath == [.logOut, .done])
+        #expect(!fixture.oauth.isResetting)
+        withExtendedLifetime(slowDelegate) {}
+    }
+
     @Test func resetInterruptsALoginEvenIfTheDelegateNeverAnswers() async throws {
         let fixture = Fixture(holdsLogins: true)
         let loads = (0..<5).map { _ in Task { await fixture.load() } }

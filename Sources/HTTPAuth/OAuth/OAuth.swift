@@ -172,6 +172,9 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     /// Whether a reset has begun and not ended.
     package var isResetting: Bool { state.withLock { $0.machine.isResetting } }
 
+    /// How many resets wait for a logout another reset runs.
+    package var resetsAwaitingLogoutCount: Int { state.withLock { $0.resetsAwaitingLogout.count } }
+
     /// The session's state now, then every change: logged in, refreshed, logged out (with the error that
     /// caused it). Each call returns a new stream; it ends when the loader is deallocated or the consumer
     /// stops iterating.

@@ -3,33 +3,34 @@ package import HTTP
 
 /// The ``OAuth`` loader's whole protocol as a value: events in, a new state and an action out. No `await`, no I/O,
 /// no lock, no clock and no randomness of its own — time comes with each event, login secrets from the generator
-/// it was made with. ``OAuth`` holds one in its lock, performs the actions (token requests down the chain, the
-/// delegate's login page and credential store) and feeds their outcomes back with ``handle(_:of:at:)``.
+/// it was made with. ``OAuth`` holds one in its lock, performs the actions (requests down the chain, the delegate's
+/// login page and credential store) and feeds their outcomes back with ``handle(_:of:at:)``.
+///
+/// A request that finds no usable token — none, one due for refresh, or one the server just answered `401` —
+/// starts a run, and every request arriving meanwhile waits for it. A run goes through these states:
 ///
 /// ```
-///                      a request that needs a token, and none is usable (or a 401 for the current one)
-///   idle ──────────────────────────────────────────────────────────────────────────────► (start)
+/// state                waits for                 then
+/// ───────────────────  ────────────────────────  ──────────────────────────────────────────────────────────────
+/// GetSavedCredentials  the saved credentials     the rule
+/// Discovery            the discovery document    the state that needed the endpoints (LogIn, RefreshTokens)
+/// LogIn                the login page's answer   GetTokens, if the callback carries this login's state
+/// GetTokens            the token response        save, then the rule (dead on arrival, no refresh token: fail)
+/// RefreshTokens        the token response        save, then the rule; invalid_grant: delete, LogIn (or fail)
+/// Done                 —                         the waiting requests go out with the new credentials
 ///
-///   (start) ─ nothing known yet ─► GetSavedCredentials ─ saved ──┐
-///      │                                  │ none                 ▼
-///      └─ credentials ─────────────────────┼──────────► the one rule: usable ──────────────► Done
-///                                          │               │ a refresh token ─► RefreshTokens ─ ok ─► save ─┐
-///                                          ▼               └ else ──┐          │ invalid_grant:            │
-///        LogIn ◄───────────────────────────────────────────────────┘          │ delete, then LogIn or fail│
-///          │ callback, state matches                                           ▼                           │
-///          └──────────────────────────► GetTokens ─ ok ─► save ─► the one rule (dead on arrival: refresh or fail)
-///
-///   Discovery runs first when LogIn or RefreshTokens needs the endpoints and none are known yet.
-///   Any failure ends the run; its waiting requests get the error. Done hands them the credentials.
-///
-///   beginReset: the run is dropped (its waiting requests fail with resetInProgress); requests are refused
-///   logOut:     LogOut ─► (saved credentials) ─► (Discovery) ─► revoke ─► delete saved ─► end session ─► Done
-///   endReset:   requests are accepted again
+/// the rule: usable credentials → Done; a refresh token → RefreshTokens, within the refresh limit; else → LogIn
 /// ```
 ///
-/// A run is one pass through the flow for the requests waiting on it; each has a ``RunID``, and an outcome of an
-/// earlier run (one a reset interrupted) changes nothing. An event that is not one the current state waits for
-/// changes nothing either: ``handle(_:of:at:)`` answers ``Action/none``.
+/// A run starts at GetSavedCredentials while nothing is known of them, otherwise with the rule applied to the
+/// current credentials; Discovery comes first when a state needs endpoints none are known yet. Any failure ends
+/// the run, and its waiting requests fail with it. A reset drops the run (its requests fail with
+/// `resetInProgress`), refuses requests until it ends, and logs out: LogOut reads the saved credentials when it
+/// has none, discovers the endpoints if needed, revokes the refresh and the access token, deletes the saved
+/// credentials, shows the end-session page, and is Done.
+///
+/// Each run has a ``RunID``: an outcome of an earlier run (one a reset interrupted) changes nothing. An event that
+/// is not one the current state waits for changes nothing either: ``handle(_:of:at:)`` answers ``Action/none``.
 package struct OAuthStateMachine: Sendable {
     /// The flow's states, with the names the *HTTP in Swift* series gives them; a run's ``lastPath`` lists the
     /// ones it entered.
@@ -398,26 +399,25 @@ package struct OAuthStateMachine: Sendable {
 
     /// Enters a state, after Discovery when it needs endpoints that are not known yet.
     private mutating func enter(_ entry: Entry, _ run: inout Run, at now: Date) -> Action {
-        if case .getSavedCredentials = entry {
+        switch (entry, endpoints) {
+        case (.getSavedCredentials, _):
             run.path.append(.getSavedCredentials)
             run.step = .getSavedCredentials
             return .readSavedCredentials
-        }
-        guard let endpoints else {
+
+        case (.logIn, nil), (.refreshTokens, nil):
             run.path.append(.discovery)
             run.step = .discovery(then: entry)
             return .send(discoveryRequest(), interruptible: true)
-        }
-        switch entry {
-        case .getSavedCredentials:
-            preconditionFailure("handled above")
-        case .logIn:
+
+        case (.logIn, let endpoints?):
             run.path.append(.logIn)
             var secrets = makeLoginSecrets()
             if !configuration.scopes.contains("openid") { secrets.nonce = nil }
             run.step = .logIn(secrets)
             return .showLogin(authorizationURL(endpoints.authorization, secrets: secrets))
-        case .refreshTokens(let current):
+
+        case (.refreshTokens(let current), let endpoints?):
             run.path.append(.refreshTokens)
             let limit = configuration.refreshLimit
             refreshTimes.removeAll { now.timeIntervalSince($0) >= limit.window.seconds }
