@@ -110,23 +110,16 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     ///     read on first use.
     ///   - delegate: Stores credentials and shows login and logout pages. Held weakly.
     ///   - now: The current time, for token expiry; tests pass a controllable one.
-    public convenience init(
+    public init(
         configuration: OAuthConfiguration,
         credentials: OAuthCredentials? = nil,
         delegate: (any OAuthDelegate)? = nil,
         now: @escaping @Sendable () -> Date = Date.init
     ) {
-        self.init(
-            machine: OAuthStateMachine(configuration: configuration, credentials: credentials), delegate: delegate,
-            now: now)
-    }
-
-    /// A loader driving `machine`: tests choose its login secrets.
-    package init(machine: OAuthStateMachine, delegate: (any OAuthDelegate)?, now: @escaping @Sendable () -> Date) {
-        self.configuration = machine.configuration
+        self.configuration = configuration
         self.resourceOrigins = CredentialOrigins(configuration.resourceOrigins, holder: "OAuth's tokens")
         self.now = now
-        var initial = State(machine: machine)
+        var initial = State(machine: OAuthStateMachine(configuration: configuration, credentials: credentials))
         initial.delegate.value = delegate
         self.state = Locked(initial)
         super.init()
@@ -327,28 +320,30 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     @inline(never)
     private func enqueue(_ continuation: Waiter, id: UInt64, rejecting rejected: Machine.Grant?) {
         let now = now()
-        let (resumed, flow) = state.withLock { state -> ([Waiter], (Machine.RunID, Machine.Action)?) in
+        typealias Decision = (isAnswered: Bool, released: [Waiter], flow: (Machine.RunID, Machine.Action)?)
+        let decision = state.withLock { state -> Decision in
             if Task.isCancelled {
                 state.waiters.answerUnparked(id, with: Self.cancelled)
-                return ([continuation], nil)
+                return (true, [], nil)
             }
             switch state.machine.requestArrived(rejecting: rejected, at: now) {
             case .send(let grant):
                 state.waiters.answerUnparked(id, with: .granted(grant))
-                return ([continuation], nil)
+                return (true, [], nil)
             case .refuse(let refusal):
                 state.waiters.answerUnparked(id, with: .refused(refusal))
-                return ([continuation], nil)
+                return (true, [], nil)
             case .wait:
                 state.waiters.park(id, continuation)
-                return ([], nil)
+                return (false, [], nil)
             case .start(let run, let first):
                 state.waiters.park(id, continuation)
-                return (Self.settle(first, of: run, in: &state), (run, first))
+                return (false, Self.settle(first, of: run, in: &state), (run, first))
             }
         }
-        for waiter in resumed { waiter.resume() }
-        if let (run, first) = flow { startFlow(run, from: first) }
+        if decision.isAnswered { continuation.resume() }
+        for waiter in decision.released { waiter.resume() }
+        if let (run, first) = decision.flow { startFlow(run, from: first) }
     }
 
     // MARK: - Performing the machine's actions
