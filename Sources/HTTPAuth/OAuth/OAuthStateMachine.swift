@@ -167,7 +167,8 @@ package struct OAuthStateMachine: Sendable {
 
     // MARK: - State
 
-    private enum Phase: Sendable {
+    /// Indirect, so that it is one word: the fast path reads it on every request, under the lock.
+    private indirect enum Phase: Sendable {
         /// No run: requests with usable credentials go out, the first other one starts a run.
         case idle
         /// A run for the requests waiting on it.
