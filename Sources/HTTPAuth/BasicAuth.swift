@@ -118,7 +118,8 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
         set { state.withLock { $0.delegate.value = newValue } }
     }
 
-    /// The number of requests waiting for credentials.
+    /// How many requests are waiting for the delegate's credentials now: a gauge for metrics, as
+    /// `Throttle.waitingCount` is for its queue.
     public var waitingCount: Int { state.withLock { $0.waiters.count } }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {

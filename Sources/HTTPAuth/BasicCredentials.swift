@@ -53,7 +53,7 @@ extension BasicCredentials: HTTPRequestOption {
 }
 
 extension HTTPRequest {
-    /// Credentials for this request only; a ``BasicAuth`` loader sends them instead of its own.
+    /// Credentials for this request only; a ``HTTPAuth/BasicAuth`` loader sends them instead of its own.
     public var basicCredentials: BasicCredentials? {
         get { self[option: BasicCredentials.self] }
         set { self[option: BasicCredentials.self] = newValue }

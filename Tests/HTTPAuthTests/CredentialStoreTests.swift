@@ -113,11 +113,12 @@ import Android
             let error = await #expect(throws: CredentialStoreError.self) {
                 try await store.save(Double.nan, for: "tokens")
             }
-            guard case .encodingFailed(let key, _) = error else {
+            guard let error, error.code == .encodingFailed else {
                 Issue.record("expected encodingFailed, got \(String(describing: error))")
                 return
             }
-            #expect(key == "tokens")
+            #expect(error.key == "tokens")
+            #expect(error.underlyingError != nil)
             #expect(try await store.load(TokenBundle.self, for: "tokens") == TokenBundle(number: 1))
         }
     }
@@ -131,13 +132,13 @@ import Android
             let error = await #expect(throws: CredentialStoreError.self) {
                 try await store.load(TokenBundle.self, for: "tokens")
             }
-            guard case .corrupted(let key, _, _) = error else {
+            guard let error, error.code == .corrupted else {
                 Issue.record("expected corrupted, got \(String(describing: error))")
                 return
             }
-            #expect(key == "tokens")
-            #expect(error?.description.contains("\"tokens\"") == true)
-            #expect(error?.description.contains("just a string") == false)
+            #expect(error.key == "tokens")
+            #expect(error.description.contains("\"tokens\""))
+            #expect(!error.description.contains("just a string"))
         }
     }
 
@@ -372,15 +373,15 @@ import Android
             let error = await #expect(throws: CredentialStoreError.self) {
                 try await store.load(TokenBundle.self, for: "tokens")
             }
-            guard case .corrupted(let key, let path, _) = error else {
+            guard let error, error.code == .corrupted else {
                 Issue.record("expected corrupted, got \(String(describing: error))")
                 return
             }
-            #expect(key == "tokens")
-            #expect(path == file.path)
-            #expect(error?.description.contains("\"tokens\"") == true)
-            #expect(error?.description.contains(file.path) == true)
-            #expect(error?.description.contains("corrupted") == true)
+            #expect(error.key == "tokens")
+            #expect(error.path == file.path)
+            #expect(error.description.contains("\"tokens\""))
+            #expect(error.description.contains(file.path))
+            #expect(error.description.contains("corrupted"))
         }
     }
 
@@ -419,11 +420,11 @@ import Android
                 let error = await #expect(throws: CredentialStoreError.self) {
                     try await store.save(TokenBundle(number: 2), for: key)
                 }
-                guard case .invalidKey(let rejected, _) = error else {
+                guard let error, error.code == .invalidKey else {
                     Issue.record("expected invalidKey, got \(String(describing: error))")
                     continue
                 }
-                #expect(rejected == key)
+                #expect(error.key == key)
                 await #expect(throws: CredentialStoreError.self) { try await store.load(TokenBundle.self, for: key) }
                 await #expect(throws: CredentialStoreError.self) { try await store.delete(for: key) }
             }
@@ -449,19 +450,19 @@ import Android
             let saveError = await #expect(throws: CredentialStoreError.self) {
                 try await store.save(TokenBundle(number: 1), for: "tokens")
             }
-            guard case .io(let key, let path, _, let code) = saveError else {
+            guard let saveError, saveError.code == .io else {
                 Issue.record("expected io, got \(String(describing: saveError))")
                 return
             }
-            #expect(key == "tokens")
-            #expect(path == notADirectory.path)
-            #expect(code == ENOTDIR)
-            #expect(saveError?.description.contains(notADirectory.path) == true)
+            #expect(saveError.key == "tokens")
+            #expect(saveError.path == notADirectory.path)
+            #expect(saveError.errno == ENOTDIR)
+            #expect(saveError.description.contains(notADirectory.path))
 
             let loadError = await #expect(throws: CredentialStoreError.self) {
                 try await store.load(TokenBundle.self, for: "tokens")
             }
-            guard case .io(_, _, "open", ENOTDIR) = loadError else {
+            guard let loadError, loadError.code == .io, loadError.operation == "open", loadError.errno == ENOTDIR else {
                 Issue.record("expected io from open, got \(String(describing: loadError))")
                 return
             }
@@ -475,12 +476,12 @@ import Android
         _ error: CredentialStoreError?,
         sourceLocation: SourceLocation = #_sourceLocation
     ) -> (key: String?, path: String, reason: String)? {
-        guard case .insecurePermissions(let key, let path, let reason) = error else {
+        guard let error, error.code == .insecurePermissions, let path = error.path, let reason = error.reason else {
             Issue.record(
                 "expected insecurePermissions, got \(String(describing: error))", sourceLocation: sourceLocation)
             return nil
         }
-        return (key, path, reason)
+        return (error.key, path, reason)
     }
 
     /// Runs `body` with a new, empty directory, and removes the directory afterwards.

@@ -111,7 +111,7 @@ struct OAuthIntegrationTests {
         try #require(
             lifetime <= .seconds(2), "the provider must issue 2 s tokens: OIDC_TOKEN_LIFETIME=2 (scripts/test.sh)")
         try await Task.sleep(for: lifetime + .milliseconds(200))
-        #expect(oauth.situation == .expired)
+        #expect(oauth.situation == .needsRefresh)
 
         let statuses = await withTaskGroup(of: HTTPStatus?.self) { group in
             for _ in 0..<50 { group.addTask { await chain.load(self.userInfo()).response?.status } }

@@ -183,7 +183,7 @@ private struct Fixture {
             return callback.url
         })
         let result = await fixture.load()
-        guard case .invalidCallback? = fixture.oauthError(result) else {
+        guard fixture.oauthError(result)?.code == .invalidCallback else {
             Issue.record("expected invalidCallback, got \(String(describing: result.error))")
             return
         }
@@ -194,7 +194,7 @@ private struct Fixture {
         let fixture = Fixture()
         fixture.server.state.withLock { $0.nonceOverride = "replayed" }
         let result = await fixture.load()
-        guard case .invalidIDToken(let reason)? = fixture.oauthError(result) else {
+        guard let error = fixture.oauthError(result), error.code == .invalidIDToken, let reason = error.reason else {
             Issue.record("expected invalidIDToken, got \(String(describing: result.error))")
             return
         }
@@ -256,7 +256,9 @@ private struct Fixture {
         let oauth = OAuth(configuration: oauthConfiguration(), delegate: delegate, now: clock.read)
         oauth.nextLoader = server
         let result = await oauth.load(apiRequest())
-        guard case .discoveryFailed(let reason)? = result.error?.underlyingError as? OAuthError else {
+        guard let error = result.error?.underlyingError as? OAuthError, error.code == .discoveryFailed,
+            let reason = error.reason
+        else {
             Issue.record("expected discoveryFailed, got \(String(describing: result.error))")
             return
         }
@@ -283,7 +285,7 @@ private struct Fixture {
         fixture.clock.advance(by: 3_539)
         #expect(fixture.oauth.situation == .authorized)
         fixture.clock.advance(by: 2)
-        #expect(fixture.oauth.situation == .expired)
+        #expect(fixture.oauth.situation == .needsRefresh)
 
         fixture.server.state.withLock { $0.holdsTokenRequests = true }
         let loads = (0..<50).map { index in Task { await fixture.load(apiRequest("/item/\(index)")) } }
@@ -308,7 +310,7 @@ private struct Fixture {
         try await fixture.logIn()
         #expect(fixture.server.tokenRequestCount == 1)
         fixture.clock.advance(by: 0.2)
-        #expect(fixture.oauth.situation == .expired)
+        #expect(fixture.oauth.situation == .needsRefresh)
         try await fixture.logIn()
         #expect(fixture.server.tokenRequestCount == 2)
     }
@@ -321,7 +323,7 @@ private struct Fixture {
         fixture.clock.advance(by: 2_999)
         #expect(fixture.oauth.situation == .authorized)
         fixture.clock.advance(by: 2)
-        #expect(fixture.oauth.situation == .expired)
+        #expect(fixture.oauth.situation == .needsRefresh)
     }
 
     @Test func a401ForTheCurrentTokenRefreshesOnceAndReplaysTheRequest() async throws {
@@ -535,6 +537,32 @@ private struct Fixture {
         #expect(fixture.delegate.loginCount == 2)
     }
 
+    @Test func aResetThatReachesItsLogoutWhileAnotherLogsOutWaitsForThatLogoutInsteadOfRunningASecond() async throws {
+        let fixture = Fixture()
+        try await fixture.logIn()
+        let gate = Box<CheckedContinuation<Void, Never>?>(nil)
+        let slowDelegate = SlowLogoutDelegate(gate: gate)  // held weakly by the loader
+        fixture.oauth.delegate = slowDelegate
+        let first = Task { await fixture.oauth.reset() }
+        await eventually { gate.value != nil }  // the first logout shows the end-session page
+        let secondDone = Box(false)
+        let second = Task {
+            await fixture.oauth.reset()
+            secondDone.withLock { $0 = true }
+        }
+        await eventually { fixture.oauth.resetsAwaitingLogoutCount == 1 }
+        #expect(!secondDone.value)
+        gate.value?.resume()
+        await first.value
+        await second.value
+        #expect(secondDone.value)
+        #expect(fixture.server.state.value.revoked.count == 2)  // the refresh and the access token, once
+        #expect(fixture.oauth.resetsAwaitingLogoutCount == 0)
+        #expect(fixture.oauth.lastFlowPath == [.logOut, .done])
+        #expect(!fixture.oauth.isResetting)
+        withExtendedLifetime(slowDelegate) {}
+    }
+
     @Test func resetInterruptsALoginEvenIfTheDelegateNeverAnswers() async throws {
         let fixture = Fixture(holdsLogins: true)
         let loads = (0..<5).map { _ in Task { await fixture.load() } }
@@ -741,7 +769,7 @@ private final class SlowLogoutDelegate: OAuthDelegate {
         let before = fixture.oauth.credentials?.accessToken
         #expect(fixture.oauth.situation == .authorized)
         fixture.oauth.setNeedsTokenRefresh()
-        #expect(fixture.oauth.situation == .expired)
+        #expect(fixture.oauth.situation == .needsRefresh)
         #expect(await fixture.load().response?.status == .ok)
         #expect(fixture.server.tokenRequestCount == 2)
         #expect(fixture.server.tokenRequests.last.map { fixture.server.form($0)["grant_type"] } == "refresh_token")
@@ -807,7 +835,7 @@ private final class SlowLogoutDelegate: OAuthDelegate {
         clock.advance(by: 3_539)
         #expect(oauth.situation == .authorized)
         clock.advance(by: 2)
-        #expect(oauth.situation == .expired)
+        #expect(oauth.situation == .needsRefresh)
     }
 
     private static func httpDate(_ date: Date) -> String {

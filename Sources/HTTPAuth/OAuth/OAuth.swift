@@ -1,8 +1,8 @@
 public import Foundation
 public import HTTP
 
-/// A loader that authorizes requests with OAuth 2 bearer tokens, logging in, refreshing and logging out
-/// through an ``OAuthStateMachine`` (the series' parts 14–15).
+/// A loader that authorizes requests with OAuth 2 bearer tokens: it logs in, refreshes and logs out as the
+/// authorization server requires, and sends each request with the current access token.
 ///
 /// ```swift
 /// let oauth = OAuth(configuration: configuration, delegate: sessionController)
@@ -22,15 +22,17 @@ public import HTTP
 /// chain unauthenticated, bypass `Throttle`, and never come back through `OAuth`, so they cannot trigger a
 /// refresh themselves.
 ///
-/// ## The four situations
+/// ## Situations
+/// The loader is in one of four ``Situation``s:
 /// - **Idle** (no credentials): the first request starts a flow — saved credentials, else a login.
 /// - **Authorizing** (a flow runs — a login, or a refresh however it started): every request waits, and is
 ///   released together with the new token or failed together with the flow's error; none goes out with the
 ///   old token meanwhile. A waiting request whose task is cancelled completes `HTTPError.Code.cancelled` at once.
-/// - **Authorized, valid**: requests go out with `Authorization: Bearer …` at once.
-/// - **Authorized, expiring**: the token expires within ``OAuthConfiguration/refreshWindow`` (or half its
-///   lifetime, if sooner). The first request starts a refresh; every request arriving meanwhile waits for it
-///   instead of going out with a stale token — one token-endpoint call however many requests.
+/// - **Authorized**: requests go out with `Authorization: Bearer …` at once.
+/// - **Needs refresh**: the token expires within ``OAuthConfiguration/refreshWindow`` (or half its lifetime, if
+///   sooner), or ``setNeedsTokenRefresh()`` marked it. The first request starts a refresh; every request arriving
+///   meanwhile waits for it instead of going out with a stale token — one token-endpoint call however many
+///   requests.
 ///
 /// ## Refusals
 /// A `401` for a request sent with the current token means the server revoked it: one refresh (shared with
@@ -57,123 +59,47 @@ public import HTTP
 /// matter.
 // Safety: the configuration is immutable; everything else lives in `state`, behind a lock.
 public final class OAuth: HTTPLoader, @unchecked Sendable {
-    /// The seed's four situations, as ``situation`` reports them.
+    /// Where the loader stands, as ``situation`` reports it.
     public enum Situation: Sendable, Hashable {
         /// No credentials and no flow running.
         case idle
         /// A flow is running; requests wait for it.
         case authorizing
-        /// Credentials that are not about to expire.
+        /// Credentials that can be used as they are.
         case authorized
-        /// Credentials that expire within the refresh window; the next request refreshes them.
-        case expired
+        /// Credentials that must be refreshed before their next use: they expire within the refresh window, or
+        /// ``OAuth/setNeedsTokenRefresh()`` marked them. The next request refreshes them.
+        case needsRefresh
     }
 
-    /// What a waiting request is told. Boxed, so that it takes a word in the frames of waiting requests.
-    private enum Answer: Sendable {
-        case granted(Grant)
-        case refused(Refusal)
-
-        static func failed(_ code: HTTPError.Code, _ message: String, _ reason: OAuthError?) -> Answer {
-            .refused(Refusal(code: code, message: message, reason: reason))
-        }
-    }
-
-    /// Credentials ready to send: the access token, its `Authorization` value and when to refresh, computed
-    /// once when the credentials change rather than per request. One reference is what the fast path reads
-    /// under the lock and what waiters are answered with.
-    private final class Grant: Sendable {
-        let token: String
-        let authorization: String
-        /// When the credentials need refreshing (`nil`: never by the clock).
-        let refreshDeadline: Date?
-
-        init(_ credentials: OAuthCredentials, refreshWindow: Duration) {
-            token = credentials.accessToken
-            authorization = credentials.authorizationHeaderValue
-            refreshDeadline = OAuth.refreshDeadline(of: credentials, window: refreshWindow)
-        }
-    }
-
-    private final class Refusal: Sendable {
-        let code: HTTPError.Code
-        let message: String
-        let reason: OAuthError?
-
-        init(code: HTTPError.Code, message: String, reason: OAuthError?) {
-            self.code = code
-            self.message = message
-            self.reason = reason
-        }
-
-        /// The failure of `request`; `response` is the `401` that led to it, if one did.
-        func failure(of request: HTTPRequest, after response: HTTPResponse? = nil) -> HTTPResult {
-            .failure(HTTPError(code, request: request, message: message, response: response, underlyingError: reason))
-        }
-    }
+    private typealias Machine = OAuthStateMachine
+    private typealias Waiter = CheckedContinuation<Void, Never>
 
     private struct WeakDelegate {
         weak var value: (any OAuthDelegate)?
     }
 
-    private struct Flow {
-        var id: UInt64
-        var task: Task<Void, Never>?
-    }
-
     private struct State {
-        /// The current credentials; set them with ``authorize(with:)`` or ``forgetCredentials()``, which keep
-        /// ``grant`` in step.
-        private(set) var credentials: OAuthCredentials?
-        /// The current credentials, ready to send.
-        private(set) var grant: Grant?
-
-        /// Replaces the current credentials with `credentials`, and returns them ready to send.
-        @discardableResult
-        mutating func authorize(with credentials: OAuthCredentials) -> Grant {
-            let grant = Grant(credentials, refreshWindow: refreshWindow)
-            (self.credentials, self.grant, needsRefresh) = (credentials, grant, false)
-            return grant
-        }
-
-        mutating func forgetCredentials() {
-            (credentials, grant, needsRefresh) = (nil, nil, false)
-        }
-
-        /// Set by ``OAuth/setNeedsTokenRefresh()``: the current credentials are refreshed before their next use.
-        private(set) var needsRefresh = false
-
-        mutating func markNeedsRefresh() {
-            if credentials != nil { needsRefresh = true }
-        }
-
-        /// Whether the current credentials need refreshing at `now`.
-        func isExpiring(at now: Date) -> Bool {
-            needsRefresh || (grant?.refreshDeadline.map { now >= $0 } ?? false)
-        }
-        let refreshWindow: Duration
-        /// Whether the delegate's saved credentials were read (or replaced) already.
-        var knowsSavedCredentials = false
-        var endpoints: OAuthEndpoints?
-        var flow: Flow?
-        var nextFlowID: UInt64 = 0
-        var resetsInProgress = 0
-        /// Flows a reset interrupted, which it waits for before logging out.
-        var interruptedFlows: [Flow] = []
+        /// The protocol: every decision about credentials, flows and resets.
+        var machine: Machine
         /// Requests waiting for a flow; a woken one takes its answer here, under the lock.
-        var waiters = Waiters<Answer>()
-        var refreshTimes: [Date] = []
+        var waiters = Waiters<Machine.Answer>()
+        /// Resets that reached their logout while another's ran, waiting for it to end.
+        var resetsAwaitingLogout = Waiters<Void>()
+        /// The task performing the running flow's actions.
+        var flowTask: (run: Machine.RunID, task: Task<Void, Never>)?
+        /// Flows a reset interrupted, which it waits for before logging out.
+        var interruptedFlows: [Task<Void, Never>] = []
         var observers: [UInt64: AsyncStream<OAuthSessionState>.Continuation] = [:]
         var nextObserverID: UInt64 = 0
         var delegate = WeakDelegate()
-        var lastFlowPath: [OAuthStateMachine.State] = []
     }
 
     /// How the loader talks to its authorization server.
     public let configuration: OAuthConfiguration
     /// Where tokens may go.
     private let resourceOrigins: CredentialOrigins
-    let now: @Sendable () -> Date
+    private let now: @Sendable () -> Date
     private let state: Locked<State>
     /// The requests sent on with a token, which a reset waits for before it logs out.
     private let inFlight = InFlightLoads()
@@ -193,14 +119,10 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         self.configuration = configuration
         self.resourceOrigins = CredentialOrigins(configuration.resourceOrigins, holder: "OAuth's tokens")
         self.now = now
-        self.state = Locked(State(refreshWindow: configuration.refreshWindow))
+        var initial = State(machine: OAuthStateMachine(configuration: configuration, credentials: credentials))
+        initial.delegate.value = delegate
+        self.state = Locked(initial)
         super.init()
-        state.withLock { state in
-            if let credentials { state.authorize(with: credentials) }
-            state.knowsSavedCredentials = credentials != nil
-            if case .known(let endpoints) = configuration.endpoints { state.endpoints = endpoints }
-            state.delegate.value = delegate
-        }
     }
 
     /// Stores credentials and shows login and logout pages. Held weakly.
@@ -210,7 +132,7 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     }
 
     /// The current credentials, if any.
-    public var credentials: OAuthCredentials? { state.withLock { $0.credentials } }
+    public var credentials: OAuthCredentials? { state.withLock { $0.machine.credentials } }
 
     /// The client, the authorization server, the scopes and the origins tokens are sent to; never a secret.
     public override var configurationDescription: String {
@@ -226,21 +148,25 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         return parts.joined(separator: ", ")
     }
 
-    /// Which of the four situations the loader is in.
+    /// Which of the four situations the loader is in: to show a signed-in state, or to know that the next request
+    /// will wait for a refresh.
     public var situation: Situation {
         let now = now()
-        return state.withLock { state in
-            if state.flow != nil { return .authorizing }
-            guard state.credentials != nil else { return .idle }
-            return state.isExpiring(at: now) ? .expired : .authorized
-        }
+        return state.withLock { $0.machine.situation(at: now) }
     }
 
-    /// The number of requests waiting for a flow.
+    /// How many requests are waiting for a flow (a login or a refresh) now: a gauge for metrics, as
+    /// `Throttle.waitingCount` is for its queue.
     public var waitingCount: Int { state.withLock { $0.waiters.count } }
 
     /// The states the last finished flow went through (a reset's logout included).
-    public var lastFlowPath: [OAuthStateMachine.State] { state.withLock { $0.lastFlowPath } }
+    package var lastFlowPath: [OAuthStateMachine.State] { state.withLock { $0.machine.lastPath } }
+
+    /// Whether a reset has begun and not ended.
+    package var isResetting: Bool { state.withLock { $0.machine.isResetting } }
+
+    /// How many resets wait for a logout another reset runs.
+    package var resetsAwaitingLogoutCount: Int { state.withLock { $0.resetsAwaitingLogout.count } }
 
     /// The session's state now, then every change: logged in, refreshed, logged out (with the error that
     /// caused it). Each call returns a new stream; it ends when the loader is deallocated or the consumer
@@ -256,7 +182,7 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         let id = state.withLock { state -> UInt64 in
             state.nextObserverID += 1
             state.observers[state.nextObserverID] = continuation
-            continuation.yield(state.credentials == nil ? .loggedOut(nil) : .loggedIn)
+            continuation.yield(state.machine.credentials == nil ? .loggedOut(nil) : .loggedIn)
             return state.nextObserverID
         }
         continuation.onTermination = { [weak self] _ in
@@ -271,6 +197,14 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
 
     private func publish(_ session: OAuthSessionState) {
         for observer in state.withLock({ Array($0.observers.values) }) { observer.yield(session) }
+    }
+
+    /// Marks the current credentials as needing a refresh: the next request that needs a token refreshes them
+    /// first (or logs in, without a refresh token), and waits for it, as when they are about to expire. For a
+    /// token you know is no longer good — the user's permissions changed, another device logged out. Does
+    /// nothing without credentials.
+    public func setNeedsTokenRefresh() {
+        state.withLock { $0.machine.setNeedsRefresh() }
     }
 
     // MARK: - Loading
@@ -300,21 +234,25 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         request.isRedirectedToAnotherOrigin && !resourceOrigins.contains(request)
     }
 
+    /// The current credentials when they can be used at once.
+    private func usableCredentials() -> Machine.Grant? {
+        let now = now()
+        return state.withLock { $0.machine.grant(usableAt: now) }
+    }
+
     /// Sends a request that waited for a flow with the flow's answer.
     @inline(never)
-    private func send(_ request: HTTPRequest, answer: Answer) async -> HTTPResult {
+    private func send(_ request: HTTPRequest, answer: Machine.Answer) async -> HTTPResult {
         switch answer {
-        case .granted(let grant):
-            return await send(request, grant: grant)
-        case .refused(let refusal):
-            return refusal.failure(of: request)
+        case .granted(let grant): await send(request, grant: grant)
+        case .refused(let refusal): refusal.failure(of: request)
         }
     }
 
     /// Sends a request with a token. A `401` replays it once: after a refresh when `token` is still the current
     /// one, at once with the current token when it was replaced meanwhile.
     @inline(never)
-    private func send(_ request: HTTPRequest, grant: Grant) async -> HTTPResult {
+    private func send(_ request: HTTPRequest, grant: Machine.Grant) async -> HTTPResult {
         inFlight.begin()
         defer { inFlight.end() }
         var authorized = request
@@ -335,7 +273,7 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     }
 
     /// The failure of a request that a `401` would have replayed, had its body been sendable twice.
-    static func notReplayable(_ request: HTTPRequest, after response: HTTPResponse) -> HTTPError {
+    private static func notReplayable(_ request: HTTPRequest, after response: HTTPResponse) -> HTTPError {
         HTTPError(
             .bodyNotReplayable, request: request,
             message: "the server answered 401, and the request's body (\(type(of: request.body))) can be sent only "
@@ -343,41 +281,12 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
             response: response)
     }
 
-    /// The current credentials and their header value when they can be used at once.
-    private func usableCredentials() -> Grant? {
-        let now = now()
-        return state.withLock { state in
-            guard state.resetsInProgress == 0, state.flow == nil, let grant = state.grant, !state.isExpiring(at: now)
-            else { return nil }
-            return grant
-        }
-    }
-
-    /// Whether credentials should be refreshed before use: they expire within the refresh window, or within
-    /// half their lifetime when that is shorter.
-    func needsRefresh(_ credentials: OAuthCredentials) -> Bool {
-        guard let deadline = Self.refreshDeadline(of: credentials, window: configuration.refreshWindow) else {
-            return false
-        }
-        return now() >= deadline
-    }
-
-    /// When `credentials` need refreshing, by this device's clock: `window` before they expire, or half their
-    /// lifetime if that is shorter; `nil` when they have no expiry. The expiry is in the server's clock when the
-    /// credentials know the offset between the two (``OAuthCredentials/serverClockOffset``).
-    static func refreshDeadline(of credentials: OAuthCredentials, window: Duration) -> Date? {
-        guard let expirationDate = credentials.expirationDate else { return nil }
-        var window = window
-        if let lifetime = credentials.lifetime { window = min(window, lifetime / 2) }
-        return expirationDate.addingTimeInterval(-window.seconds - (credentials.serverClockOffset ?? 0))
-    }
-
     /// Credentials to send, waiting for a flow when there are none usable. `rejected` holds the token a
     /// server just refused with `401`: if it is still the current one, it is refreshed.
     ///
     /// Its frame and its closure's are what every waiting request holds, so they capture as little as
     /// possible and the work around the wait is out of line.
-    private func currentCredentials(rejecting rejected: Grant?) async -> Answer {
+    private func currentCredentials(rejecting rejected: Machine.Grant?) async -> Machine.Answer {
         let id = state.withLock { $0.waiters.nextID() }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in enqueue(continuation, id: id, rejecting: rejected) }
@@ -389,7 +298,7 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
 
     /// The answer left for waiter `id` by whoever resumed it.
     @inline(never)
-    private func takeAnswer(_ id: UInt64) -> Answer {
+    private func takeAnswer(_ id: UInt64) -> Machine.Answer {
         guard let answer = state.withLock({ $0.waiters.takeAnswer(id) }) else {
             preconditionFailure("OAuth: waiter \(id) was resumed without an answer")
         }
@@ -399,97 +308,129 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     /// Answers a waiter whose task was cancelled, if it is still waiting.
     @inline(never)
     private func cancelWaiter(_ id: UInt64) {
-        let waiter = state.withLock {
-            $0.waiters.answer(id, with: .failed(.cancelled, "cancelled while waiting for authorization", nil))
-        }
+        let waiter = state.withLock { $0.waiters.answer(id, with: Self.cancelled) }
         waiter?.resume()
     }
 
-    /// Answers a waiter at once (credentials usable after all, cancelled, logging out), or queues it and
-    /// starts a flow if none runs. Out of line, so that the waiting closure's frame stays small.
+    private static let cancelled = Machine.Answer.refused(
+        Machine.Refusal(code: .cancelled, message: "cancelled while waiting for authorization", reason: nil))
+
+    /// Asks the machine what a request that needs a token does — go out, wait, start a flow and wait, or fail —
+    /// and parks it when it waits. Out of line, so that the waiting closure's frame stays small.
     @inline(never)
-    private func enqueue(
-        _ continuation: CheckedContinuation<Void, Never>, id: UInt64, rejecting rejected: Grant?
-    ) {
+    private func enqueue(_ continuation: Waiter, id: UInt64, rejecting rejected: Machine.Grant?) {
         let now = now()
-        let decision = state.withLock { state -> (answered: Bool, start: (UInt64, OAuthStateMachine.State)?) in
+        typealias Decision = (isAnswered: Bool, released: [Waiter], flow: (Machine.RunID, Machine.Action)?)
+        let decision = state.withLock { state -> Decision in
             if Task.isCancelled {
-                state.waiters.answerUnparked(
-                    id, with: .failed(.cancelled, "cancelled while waiting for authorization", nil))
-                return (true, nil)
+                state.waiters.answerUnparked(id, with: Self.cancelled)
+                return (true, [], nil)
             }
-            if state.resetsInProgress > 0 {
-                state.waiters.answerUnparked(
-                    id, with: .failed(.resetInProgress, "the OAuth loader is logging out", nil))
-                return (true, nil)
-            }
-            // While a flow runs (a login, or a refresh another request's 401 started), requests wait for it.
-            if state.flow == nil, let grant = state.grant, grant.token != rejected?.token, !state.isExpiring(at: now) {
+            switch state.machine.requestArrived(rejecting: rejected, at: now) {
+            case .send(let grant):
                 state.waiters.answerUnparked(id, with: .granted(grant))
-                return (true, nil)
+                return (true, [], nil)
+            case .refuse(let refusal):
+                state.waiters.answerUnparked(id, with: .refused(refusal))
+                return (true, [], nil)
+            case .wait:
+                state.waiters.park(id, continuation)
+                return (false, [], nil)
+            case .start(let run, let first):
+                state.waiters.park(id, continuation)
+                return (false, Self.settle(first, of: run, in: &state), (run, first))
             }
-            state.waiters.park(id, continuation)
-            guard state.flow == nil else { return (false, nil) }
-            let start: OAuthStateMachine.State
-            if let credentials = state.credentials {
-                start = credentials.refreshToken == nil ? .logIn : .refreshTokens
-            } else {
-                start = state.knowsSavedCredentials ? .logIn : .getSavedCredentials
-            }
-            state.nextFlowID += 1
-            state.flow = Flow(id: state.nextFlowID)
-            return (false, (state.nextFlowID, start))
         }
-        if decision.answered { continuation.resume() }
-        if let (flowID, start) = decision.start { startFlow(flowID, from: start) }
+        if decision.isAnswered { continuation.resume() }
+        for waiter in decision.released { waiter.resume() }
+        if let (run, first) = decision.flow { startFlow(run, from: first) }
     }
 
-    private func startFlow(_ flowID: UInt64, from start: OAuthStateMachine.State) {
-        let credentials = state.withLock { $0.credentials }
-        let task = Task {
-            let machine = OAuthStateMachine(loader: self)
-            let outcome = await machine.run(from: start, credentials: credentials)
-            self.finishFlow(flowID, outcome: outcome, path: machine.path)
+    // MARK: - Performing the machine's actions
+
+    /// Under the lock, with the machine's `action` for `run`: the waiters it answers (a finished flow answers them
+    /// all, a finished logout releases the resets waiting for it), to resume after the lock.
+    private static func settle(_ action: Machine.Action, of run: Machine.RunID, in state: inout State) -> [Waiter] {
+        switch action {
+        case .finish(let answer, _):
+            if state.flowTask?.run == run { state.flowTask = nil }
+            return state.waiters.answerAll(with: answer)
+        case .finishLogout:
+            return state.resetsAwaitingLogout.answerAll(with: ())
+        default:
+            return []
         }
-        let superseded = state.withLock { state -> Bool in
-            guard state.flow?.id == flowID else { return true }
-            state.flow?.task = task
-            return false
-        }
-        if superseded { task.cancel() }  // a reset came first
     }
 
-    private func finishFlow(_ flowID: UInt64, outcome: OAuthStateMachine.Outcome, path: [OAuthStateMachine.State]) {
-        let (waiters, session) = state.withLock {
-            state -> ([CheckedContinuation<Void, Never>], OAuthSessionState?) in
-            guard state.flow?.id == flowID else { return ([], nil) }
-            state.flow = nil
-            state.lastFlowPath = path
-            let answer: Answer
-            var session: OAuthSessionState?
-            switch outcome {
-            case .authorized(let credentials, let newSession):
-                answer = .granted(state.authorize(with: credentials))
-                state.knowsSavedCredentials = true
-                session = newSession
-            case .failed(let error, let deletedCredentials):
-                if deletedCredentials {
-                    state.forgetCredentials()
-                    state.knowsSavedCredentials = true
-                    session = .loggedOut(error)
-                }
-                answer = .failed(.cannotAuthenticate, error.description, error)
-            case .loggedOut(let problem):
-                state.forgetCredentials()
-                answer = .failed(.cannotAuthenticate, "logged out", problem)
-                session = .loggedOut(problem)
-            case .interrupted:
-                answer = .failed(.resetInProgress, "the authorization flow was interrupted", nil)
-            }
-            return (state.waiters.answerAll(with: answer), session)
+    /// Performs a new flow's actions in a task of its own, which a reset can interrupt.
+    private func startFlow(_ run: Machine.RunID, from first: Machine.Action) {
+        if case .finish(_, let session) = first {  // finished at once (the refresh limit): nothing to perform
+            if let session { publish(session) }
+            return
         }
-        for waiter in waiters { waiter.resume() }
-        if let session { publish(session) }
+        let task = Task { await self.perform(run, from: first) }
+        let isCurrent = state.withLock { state -> Bool in
+            guard state.machine.currentRun == run else { return false }
+            state.flowTask = (run, task)
+            return true
+        }
+        if !isCurrent { task.cancel() }  // a reset came first (or the flow is over already)
+    }
+
+    /// Performs `run`'s actions one after the other, feeding each outcome back to the machine, until it ends.
+    private func perform(_ run: Machine.RunID, from first: Machine.Action) async {
+        var action = first
+        while let event = await outcome(of: action) {
+            let now = now()
+            let resumed: [Waiter]
+            (action, resumed) = state.withLock { state in
+                let next = state.machine.handle(event, of: run, at: now)
+                return (next, Self.settle(next, of: run, in: &state))
+            }
+            for waiter in resumed { waiter.resume() }
+        }
+        switch action {
+        case .finish(_, let session?): publish(session)
+        case .finishLogout(let problem): publish(.loggedOut(problem))
+        default: break
+        }
+    }
+
+    /// Performs an action and returns its outcome; `nil` for the actions that end a run. Waits on others — the
+    /// login page, a flow's requests down the chain — are interruptible: a reset stops them at once, even when
+    /// the delegate or the loaders below do not honour cancellation promptly, and the machine ignores what a run
+    /// it dropped reports.
+    private func outcome(of action: Machine.Action) async -> Machine.Event? {
+        switch action {
+        case .readSavedCredentials:
+            return .savedCredentialsRead(try? await delegate?.savedCredentials(for: self))
+        case .send(let request, let isInterruptible):
+            guard isInterruptible else { return .responseReceived(await loadNext(request)) }
+            let result = await interruptible { await self.loadNext(request) }
+            return .responseReceived(
+                result
+                    ?? .failure(
+                        HTTPError(.cancelled, request: request, message: "the authorization flow was interrupted")))
+        case .showLogin(let url):
+            guard let delegate else { return .loginAnswered(.noDelegate) }
+            let answer = await interruptible { await delegate.logIn(at: url, for: self) }
+            return .loginAnswered(answer?.map { .redirected($0) } ?? .cancelled)
+        case .save(let credentials):
+            try? await delegate?.save(credentials, for: self)
+            return .credentialsSaved
+        case .deleteSavedCredentials:
+            do {
+                try await delegate?.deleteCredentials(for: self)
+                return .savedCredentialsDeleted(nil)
+            } catch {
+                return .savedCredentialsDeleted(.credentialStore("deleting the saved credentials failed: \(error)"))
+            }
+        case .showLogout(let url):
+            await delegate?.logOut(at: url, for: self)
+            return .logoutPageClosed
+        case .finish, .finishLogout, .none:
+            return nil
+        }
     }
 
     // MARK: - Reset
@@ -497,16 +438,18 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     /// Phase 1 of a reset: fails waiting requests with `HTTPError.Code.resetInProgress`, interrupts a running flow
     /// (a login in progress stops waiting for the user), and refuses to authorize requests until the reset ends.
     public override func beginReset(_ mode: ResetMode) {
-        let (flow, waiters) = state.withLock { state -> (Flow?, [CheckedContinuation<Void, Never>]) in
-            state.resetsInProgress += 1
-            state.interruptedFlows += state.flow.map { [$0] } ?? []
-            defer { state.flow = nil }
-            let waiters = state.waiters.answerAll(
-                with: .failed(.resetInProgress, "the OAuth loader logged out while this request waited", nil))
-            return (state.flow, waiters)
+        let (waiters, interrupted) = state.withLock { state -> ([Waiter], Task<Void, Never>?) in
+            let interruption = state.machine.beginReset()
+            var interrupted: Task<Void, Never>?
+            if let run = interruption.interruptedRun, let flow = state.flowTask, flow.run == run {
+                interrupted = flow.task
+                state.interruptedFlows.append(flow.task)
+                state.flowTask = nil
+            }
+            return (state.waiters.answerAll(with: .refused(interruption.refusal)), interrupted)
         }
         for waiter in waiters { waiter.resume() }
-        flow?.task?.cancel()
+        interrupted?.cancel()
     }
 
     /// Phase 2 of a reset: returns once an interrupted flow has stopped and the requests sent with a token have
@@ -516,115 +459,40 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
             defer { state.interruptedFlows = [] }
             return state.interruptedFlows
         }
-        for flow in flows { await flow.task?.value }
+        for flow in flows { await flow.value }
         await inFlight.waitUntilIdle()
     }
 
-    /// Whether a reset has begun and not ended; for tests.
-    var isResetting: Bool { state.withLock { $0.resetsInProgress > 0 } }
-
     /// Phase 3 of a reset, the logout: revokes the tokens when the server has a revocation endpoint, deletes the
     /// saved credentials and ends the provider's session through the delegate. Its requests go down the chain
-    /// marked as part of the reset, so the loaders below, which refuse everything else, let them through.
+    /// marked as part of the reset, so the loaders below, which refuse everything else, let them through. A reset
+    /// that gets here while another one logs out waits for that logout.
     public override func reset() async {
         guard isTakingPartInReset else { return await super.reset() }
-        let credentials = state.withLock { state in
-            defer {
-                state.forgetCredentials()
-                state.knowsSavedCredentials = false
+        let id = state.withLock { $0.resetsAwaitingLogout.nextID() }
+        var logout: (Machine.RunID, Machine.Action)?
+        await withCheckedContinuation { (continuation: Waiter) in
+            let waiters = state.withLock { state -> [Waiter] in
+                switch state.machine.logOut() {
+                case .join:
+                    state.resetsAwaitingLogout.park(id, continuation)
+                    return []
+                case .run(let run, let first):
+                    logout = (run, first)
+                    return [continuation] + state.waiters.answerAll(with: Self.loggingOut)
+                }
             }
-            return state.credentials
+            for waiter in waiters { waiter.resume() }
         }
-        let machine = OAuthStateMachine(loader: self)
-        let outcome = await machine.run(from: .logOut, credentials: credentials)
-        var problem: OAuthError?
-        if case .loggedOut(let error) = outcome { problem = error }
-        state.withLock { state in
-            state.lastFlowPath = machine.path
-            state.refreshTimes = []
-        }
-        publish(.loggedOut(problem))
+        state.withLock { _ = $0.resetsAwaitingLogout.takeAnswer(id) }
+        if let (run, first) = logout { await perform(run, from: first) }
     }
 
+    private static let loggingOut = Machine.Answer.refused(
+        Machine.Refusal(code: .resetInProgress, message: "the OAuth loader is logging out", reason: nil))
+
+    /// Phase 4 of a reset: authorizes requests again, once every reset that began has ended.
     public override func endReset() {
-        state.withLock { $0.resetsInProgress -= 1 }
-    }
-
-    /// Marks the current credentials as needing a refresh: the next request that needs a token refreshes them
-    /// first (or logs in, without a refresh token), and waits for it, as when they are about to expire. For a
-    /// token you know is no longer good — the user's permissions changed, another device logged out. Does
-    /// nothing without credentials.
-    public func setNeedsTokenRefresh() {
-        state.withLock { $0.markNeedsRefresh() }
-    }
-
-    // MARK: - For the state machine
-
-    var knownEndpoints: OAuthEndpoints? { state.withLock { $0.endpoints } }
-
-    func cache(_ endpoints: OAuthEndpoints) {
-        state.withLock { $0.endpoints = endpoints }
-    }
-
-    /// Sends one of the loader's own requests (discovery, token, revocation) down the chain.
-    func sendDownstream(_ request: HTTPRequest) async -> HTTPResult {
-        await loadNext(request)
-    }
-
-    /// Refuses a refresh when the refresh limit's number of successful refreshes happened within its window:
-    /// fresh tokens that the server keeps rejecting. Failed attempts (the network is down) do not count.
-    func checkRefreshLimit() throws(OAuthError) {
-        let limit = configuration.refreshLimit
-        let now = now()
-        let allowed = state.withLock { state -> Bool in
-            state.refreshTimes.removeAll { now.timeIntervalSince($0) >= limit.window.seconds }
-            return state.refreshTimes.count < limit.maximumRefreshes
-        }
-        if !allowed { throw .refreshLoop(refreshes: limit.maximumRefreshes, window: limit.window) }
-    }
-
-    /// Counts a successful refresh for the refresh limit.
-    func recordRefresh() {
-        let now = now()
-        state.withLock { $0.refreshTimes.append(now) }
-    }
-
-    func loadSavedCredentials() async -> OAuthCredentials? {
-        guard let delegate else { return nil }
-        return try? await delegate.savedCredentials(for: self)
-    }
-
-    func saveCredentials(_ credentials: OAuthCredentials) async {
-        try? await delegate?.save(credentials, for: self)
-    }
-
-    /// Deletes the saved credentials; returns the store's error, if any.
-    func deleteSavedCredentials() async -> OAuthError? {
-        do {
-            try await delegate?.deleteCredentials(for: self)
-            return nil
-        } catch {
-            return .credentialStore("deleting the saved credentials failed: \(error)")
-        }
-    }
-}
-
-// MARK: - The loader's own traffic
-
-/// Marks requests that an authentication loader sends for itself (discovery, tokens, revocation).
-enum AuthorizationServerTraffic: HTTPRequestOption {
-    static let defaultOptionValue = false
-}
-
-extension HTTPRequest {
-    /// Whether an authentication loader sent this request for itself.
-    var isAuthorizationServerTraffic: Bool { self[option: AuthorizationServerTraffic.self] }
-
-    /// Marks the request as an authentication loader's own: unauthenticated, not throttled, and let through
-    /// by ``Auth`` while it resets (a logout's revocation request).
-    mutating func markAsAuthorizationServerTraffic() {
-        self[option: AuthorizationServerTraffic.self] = true
-        authenticationMethod = nil
-        throttle = .never
+        state.withLock { $0.machine.endReset() }
     }
 }

@@ -1,27 +1,40 @@
-import Foundation
-import HTTP
+package import Foundation
+package import HTTP
 
-/// One run of the ``OAuth`` loader's authorization flow, as a sequence of states (the series' part 15).
+/// The ``OAuth`` loader's whole protocol as a value: events in, a new state and an action out. No `await`, no I/O,
+/// no lock, no clock and no randomness of its own — time comes with each event, login secrets from the generator
+/// it was made with. ``OAuth`` holds one in its lock, performs the actions (requests down the chain, the delegate's
+/// login page and credential store) and feeds their outcomes back with ``handle(_:of:at:)``.
+///
+/// A request that finds no usable token — none, one due for refresh, or one the server just answered `401` —
+/// starts a run, and every request arriving meanwhile waits for it. A run goes through these states:
 ///
 /// ```
-/// GetSavedCredentials ─ valid ─────────────────────────────────────────┐
-///        │ expiring, has refresh token ─→ RefreshTokens ─ ok ─────────┤
-///        │ none                               │ invalid_grant          │
-///        ▼                                    ▼                        ▼
-///      LogIn ─ callback, state matches ─→ GetTokens ─ ok ──────────→ Done
+/// state                waits for                 then
+/// ───────────────────  ────────────────────────  ──────────────────────────────────────────────────────────────
+/// GetSavedCredentials  the saved credentials     the rule
+/// Discovery            the discovery document    the state that needed the endpoints (LogIn, RefreshTokens)
+/// LogIn                the login page's answer   GetTokens, if the callback carries this login's state
+/// GetTokens            the token response        save, then the rule (dead on arrival, no refresh token: fail)
+/// RefreshTokens        the token response        save, then the rule; invalid_grant: delete, LogIn (or fail)
+/// Done                 —                         the waiting requests go out with the new credentials
 ///
-/// reset (any state) ─→ LogOut: revoke, delete saved credentials, end the session ─→ Done
+/// the rule: usable credentials → Done; a refresh token → RefreshTokens, within the refresh limit; else → LogIn
 /// ```
 ///
-/// `Discovery` runs before the first state that needs the server's endpoints, when the configuration names
-/// an issuer instead of endpoints; its result is kept for later flows.
+/// A run starts at GetSavedCredentials while nothing is known of them, otherwise with the rule applied to the
+/// current credentials; Discovery comes first when a state needs endpoints none are known yet. Any failure ends
+/// the run, and its waiting requests fail with it. A reset drops the run (its requests fail with
+/// `resetInProgress`), refuses requests until it ends, and logs out: LogOut reads the saved credentials when it
+/// has none, discovers the endpoints if needed, revokes the refresh and the access token, deletes the saved
+/// credentials, shows the end-session page, and is Done.
 ///
-/// The loader runs one flow at a time. Each state checks for cancellation when it starts, and the waits a
-/// state makes on the user (the login page) stop waiting at once when cancelled: ``OAuth/reset()`` cancels
-/// the flow and runs `LogOut`.
-public final class OAuthStateMachine: Sendable {
-    /// A state of the flow.
-    public enum State: String, Sendable, Hashable, CustomStringConvertible {
+/// Each run has a ``RunID``: an outcome of an earlier run (one a reset interrupted) changes nothing. An event that
+/// is not one the current state waits for changes nothing either: ``handle(_:of:at:)`` answers ``Action/none``.
+package struct OAuthStateMachine: Sendable {
+    /// The flow's states, with the names the *HTTP in Swift* series gives them; a run's ``lastPath`` lists the
+    /// ones it entered.
+    package enum State: String, Sendable, Hashable, CustomStringConvertible {
         /// Fetching the provider's discovery document.
         case discovery
         /// Reading credentials saved by an earlier session.
@@ -34,489 +47,631 @@ public final class OAuthStateMachine: Sendable {
         case refreshTokens
         /// Revoking tokens, deleting saved credentials, ending the provider's session.
         case logOut
-        /// Finished.
+        /// Finished with usable credentials (or, for a logout, with none).
         case done
 
-        public var description: String { rawValue }
+        package var description: String { rawValue }
     }
 
-    /// How a run ended.
-    enum Outcome: Sendable {
-        case authorized(OAuthCredentials, OAuthSessionState)
-        /// Failed; `deletedCredentials` when the flow threw the credentials away (the server rejected them).
-        case failed(OAuthError, deletedCredentials: Bool)
-        case loggedOut(OAuthError?)
-        case interrupted
+    /// One run of the flow or of a logout.
+    package struct RunID: Hashable, Sendable, CustomStringConvertible {
+        package let rawValue: UInt64
+        package var description: String { "run \(rawValue)" }
     }
 
-    /// What a login sent, to check the callback and redeem its code.
-    private struct PendingLogin: Sendable {
-        var pkce: PKCE
-        var state: String
-        var nonce: String?
-        var code: String?
+    /// The random values a login sends: PKCE's verifier, `state`, and `nonce` (dropped when the scopes do not ask
+    /// for an ID token).
+    package struct LoginSecrets: Sendable, Hashable {
+        package var pkce: PKCE
+        package var state: String
+        package var nonce: String?
+
+        package init(pkce: PKCE, state: String, nonce: String?) {
+            self.pkce = pkce
+            self.state = state
+            self.nonce = nonce
+        }
+
+        /// Fresh secrets: a PKCE verifier, and 32 random bytes, base64url, for `state` and for `nonce`.
+        package static func random() -> LoginSecrets {
+            func token() -> String {
+                var generator = SystemRandomNumberGenerator()
+                return Data((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+                    .base64URLEncodedString()
+            }
+            return LoginSecrets(pkce: PKCE(), state: token(), nonce: token())
+        }
     }
 
-    private let loader: OAuth
-    private let states = Locked<[State]>([])
-
-    init(loader: OAuth) {
-        self.loader = loader
+    /// What the login page came back with.
+    package enum LoginAnswer: Sendable, Hashable {
+        /// The URL the server redirected to.
+        case redirected(URL)
+        /// The user closed the page (or the wait was interrupted).
+        case cancelled
+        /// There was no delegate to show it.
+        case noDelegate
     }
 
-    /// The states this run has entered so far, in order.
-    public var path: [State] { states.value }
-
-    private func enter(_ state: State) {
-        states.withLock { $0.append(state) }
+    /// The outcome of the last ``Action`` the driver performed for a run.
+    package enum Event: Sendable {
+        case savedCredentialsRead(OAuthCredentials?)
+        /// The answer to the request of ``Action/send(_:interruptible:)``.
+        case responseReceived(HTTPResult)
+        case loginAnswered(LoginAnswer)
+        case credentialsSaved
+        /// The saved credentials were deleted, or the store failed to.
+        case savedCredentialsDeleted(OAuthError?)
+        case logoutPageClosed
     }
 
-    private var configuration: OAuthConfiguration { loader.configuration }
+    /// What the driver does next for a run.
+    package enum Action: Sendable {
+        case readSavedCredentials
+        /// Send this request down the chain. Interruptible: a reset stops waiting for it at once.
+        case send(HTTPRequest, interruptible: Bool)
+        /// Show the login page at this URL, interruptibly.
+        case showLogin(URL)
+        case save(OAuthCredentials)
+        case deleteSavedCredentials
+        /// Show the provider's end-session page at this URL.
+        case showLogout(URL)
+        /// The run ended: answer every waiting request with this, and report the session's change, if any.
+        case finish(Answer, session: OAuthSessionState?)
+        /// The logout ended: report `.loggedOut(problem)`, and release the resets waiting for it.
+        case finishLogout(OAuthError?)
+        /// Nothing: the event came from an interrupted run, or is not one the current state waits for.
+        case none
+    }
 
-    // MARK: - Running
+    /// What a request that needs a token does.
+    package enum Arrival: Sendable {
+        /// Go out with these credentials.
+        case send(Grant)
+        /// Wait for the run in progress.
+        case wait
+        /// Wait for a new run, which starts with this action.
+        case start(RunID, Action)
+        /// Fail at once: a reset is in progress.
+        case refuse(Refusal)
+    }
 
-    /// Runs from `start` until `Done`, or until cancelled (``Outcome/interrupted``) — except `LogOut`, which
-    /// is what a reset runs, and is not interrupted.
-    func run(from start: State, credentials initial: OAuthCredentials?) async -> Outcome {
-        var state = start
-        var credentials = initial
-        var login: PendingLogin?
+    /// What phase 3 of a reset does.
+    package enum LogoutStart: Sendable {
+        /// Run a logout, starting with this action; fail anything still waiting.
+        case run(RunID, Action)
+        /// A logout is already running: wait for it to finish.
+        case join
+    }
+
+    /// What phase 1 of a reset does: fail every waiting request with `refusal`, and stop performing
+    /// `interruptedRun`.
+    package struct Interruption: Sendable {
+        package let refusal: Refusal
+        package let interruptedRun: RunID?
+    }
+
+    /// Where the machine is, without the data it holds: for tests and descriptions.
+    package enum Position: String, Sendable, Hashable, CustomStringConvertible {
+        case idle
+        case discovery, getSavedCredentials, logIn, getTokens, refreshTokens
+        /// Saving new credentials (after GetTokens or RefreshTokens).
+        case savingCredentials
+        /// Deleting credentials the server rejected (`invalid_grant`).
+        case deletingRejectedCredentials
+        case logOutReadingSavedCredentials, logOutDiscovery, logOutRevoking, logOutDeletingCredentials
+        case logOutEndingSession
+
+        package var description: String { rawValue }
+    }
+
+    // MARK: - State
+
+    /// Indirect, so that it is one word: the fast path reads it on every request, under the lock.
+    private indirect enum Phase: Sendable {
+        /// No run: requests with usable credentials go out, the first other one starts a run.
+        case idle
+        /// A run for the requests waiting on it.
+        case authorizing(Run)
+        /// A reset's logout.
+        case loggingOut(Logout)
+    }
+
+    /// What a run needs before it can go on.
+    private enum Entry: Sendable {
+        case getSavedCredentials
+        case logIn
+        case refreshTokens(OAuthCredentials)
+    }
+
+    private enum Step: Sendable {
+        case discovery(then: Entry)
+        case getSavedCredentials
+        case logIn(LoginSecrets)
+        case getTokens(LoginSecrets)
+        case refreshTokens(OAuthCredentials)
+        /// Saving credentials from `origin` (GetTokens or RefreshTokens).
+        case saving(OAuthCredentials, origin: State)
+        /// Deleting credentials after `invalid_grant`; the server's `error_description`.
+        case deletingRejectedCredentials(String?)
+    }
+
+    private struct Run: Sendable {
+        let id: RunID
+        var step: Step
+        var path: [State] = []
+        /// The credentials this run has: the current ones at first, then saved, new, or none.
+        var credentials: OAuthCredentials?
+        var session: OAuthSessionState = .loggedIn
+        /// Whether the run threw the credentials away (the server rejected them).
         var deletedCredentials = false
-        var result: OAuthSessionState = .loggedIn
-        while true {
-            if state != .logOut, state != .done, Task.isCancelled { return .interrupted }
-            do throws(OAuthError) {
-                if state == .logIn || state == .getTokens || state == .refreshTokens {
-                    _ = try await endpoints()  // Discovery first, when the endpoints are not known yet
-                }
-                enter(state)
-                switch state {
-                case .discovery, .done:
-                    // Discovery is entered by `endpoints()`; Done is where every successful path ends.
-                    guard let credentials else { return .loggedOut(nil) }
-                    return .authorized(credentials, result)
-
-                case .getSavedCredentials:
-                    let saved = await loader.loadSavedCredentials()
-                    guard let saved else {
-                        state = .logIn
-                        continue
-                    }
-                    credentials = saved
-                    result = .loggedIn
-                    if !loader.needsRefresh(saved) {
-                        state = .done
-                    } else {
-                        state = saved.refreshToken == nil ? .logIn : .refreshTokens
-                    }
-
-                case .logIn:
-                    login = try await logIn()
-                    if login == nil { return .interrupted }
-                    state = .getTokens
-
-                case .getTokens:
-                    guard let pending = login, let code = pending.code else {
-                        throw .invalidCallback("no authorization code to redeem")
-                    }
-                    let new = try await redeem(code: code, login: pending)
-                    credentials = new
-                    result = .loggedIn
-                    await loader.saveCredentials(new)
-                    // A token dead on arrival is never handed to the waiting requests.
-                    guard loader.needsRefresh(new) else {
-                        state = .done
-                        continue
-                    }
-                    guard new.refreshToken != nil else { throw Self.deadOnArrival(new) }
-                    state = .refreshTokens
-
-                case .refreshTokens:
-                    guard let current = credentials, let refreshToken = current.refreshToken else {
-                        state = .logIn
-                        continue
-                    }
-                    try loader.checkRefreshLimit()
-                    do throws(OAuthError) {
-                        let new = try await refresh(current, refreshToken: refreshToken)
-                        loader.recordRefresh()
-                        credentials = new
-                        result = .refreshed
-                        await loader.saveCredentials(new)
-                        // A token dead on arrival is refreshed again, not handed out: the refresh limit ends a
-                        // server that keeps issuing them before any request goes out with one.
-                        state = loader.needsRefresh(new) ? .refreshTokens : .done
-                    } catch .tokenRequestFailed(_, "invalid_grant", let description) {
-                        credentials = nil
-                        deletedCredentials = true
-                        _ = await loader.deleteSavedCredentials()
-                        switch configuration.onInvalidGrant {
-                        case .logIn: state = .logIn
-                        case .fail: throw .refreshRejected(description: description)
-                        }
-                    }
-
-                case .logOut:
-                    let problem = await logOut(credentials)
-                    return .loggedOut(problem)
-                }
-            } catch {
-                if Task.isCancelled { return .interrupted }
-                return .failed(error, deletedCredentials: deletedCredentials)
-            }
-        }
     }
 
-    /// The failure of a login whose token expires (or must be refreshed) the moment it arrives.
-    private static func deadOnArrival(_ credentials: OAuthCredentials) -> OAuthError {
-        .invalidTokenResponse(
-            "the token endpoint issued an access token that is already expired or due for refresh (expires "
-                + "\(credentials.expirationDate.map { "\($0)" } ?? "never")) and no refresh token")
+    private enum LogoutStep: Sendable {
+        case getSavedCredentials
+        case discovery
+        /// Revoking the first of these tokens (with their `token_type_hint`); then the rest.
+        case revoking([Revocation])
+        case deletingCredentials
+        case endingSession
     }
 
-    // MARK: - Discovery
-
-    /// The server's endpoints, discovering them first when needed.
-    private func endpoints() async throws(OAuthError) -> OAuthEndpoints {
-        if let known = loader.knownEndpoints { return known }
-        guard case .discover(let issuer) = configuration.endpoints else {
-            preconditionFailure("known endpoints are always cached")
-        }
-        enter(.discovery)
-        let url = issuer.appending(path: ".well-known/openid-configuration")
-        var request = HTTPRequest(url: url, headers: ["Accept": "application/json"])
-        request.markAsAuthorizationServerTraffic()
-        let response: HTTPResponse
-        switch await send(request, interruptibly: true) {
-        case .failure(let error): throw .discoveryFailed("GET \(url.absoluteString): \(error.message)")
-        case .success(let answer): response = answer
-        }
-        guard response.status.isSuccess else {
-            throw .discoveryFailed("GET \(url.absoluteString) answered \(response.status.rawValue)")
-        }
-        let endpoints: OAuthEndpoints
-        do {
-            endpoints = try JSONDecoder().decode(OAuthEndpoints.self, from: response.body)
-        } catch {
-            throw .discoveryFailed("\(url.absoluteString) is not a discovery document: \(error)")
-        }
-        // OpenID Connect Discovery 1.0 §4.3: the issuer in the document must be the one asked.
-        if let issuerInDocument = endpoints.issuer,
-            Self.trimmingSlash(issuerInDocument) != Self.trimmingSlash(issuer.absoluteString)
-        {
-            throw .discoveryFailed(
-                "the document at \(url.absoluteString) names the issuer \(issuerInDocument), not \(issuer.absoluteString)"
-            )
-        }
-        loader.cache(endpoints)
-        return endpoints
+    private struct Revocation: Sendable {
+        var token: String
+        var hint: String
     }
 
-    private static func trimmingSlash(_ text: String) -> Substring {
-        text.last == "/" ? text.dropLast() : Substring(text)
-    }
-
-    // MARK: - Login
-
-    /// Shows the login page and checks its callback. `nil` when interrupted.
-    private func logIn() async throws(OAuthError) -> PendingLogin? {
-        let endpoints = try await endpoints()
-        guard let delegate = loader.delegate else { throw .noDelegate }
-        let wantsIDToken = configuration.scopes.contains("openid")
-        var login = PendingLogin(
-            pkce: PKCE(),
-            state: Self.randomToken(),
-            nonce: wantsIDToken ? Self.randomToken() : nil
-        )
-        let url = authorizationURL(endpoints.authorization, login: login)
-        let loader = self.loader
-        let answer = await interruptible { await delegate.logIn(at: url, for: loader) }
-        guard let answer else { return nil }  // interrupted
-        guard let callback = answer else { throw .loginCancelled }
-        login.code = try code(from: callback, expectedState: login.state)
-        return login
-    }
-
-    private func authorizationURL(_ endpoint: URL, login: PendingLogin) -> URL {
-        var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: true) ?? URLComponents()
-        var items = components.queryItems ?? []
-        items += [
-            URLQueryItem(name: "response_type", value: "code"),
-            URLQueryItem(name: "client_id", value: configuration.clientID),
-            URLQueryItem(name: "redirect_uri", value: configuration.redirectURI.absoluteString),
-            URLQueryItem(name: "scope", value: configuration.scopes.joined(separator: " ")),
-            URLQueryItem(name: "state", value: login.state),
-            URLQueryItem(name: "code_challenge", value: login.pkce.challenge),
-            URLQueryItem(name: "code_challenge_method", value: PKCE.method),
-        ]
-        if let nonce = login.nonce { items.append(URLQueryItem(name: "nonce", value: nonce)) }
-        items += configuration.additionalAuthorizationParameters
-        components.queryItems = items
-        // `+` is legal in a query but form decoders read it as a space.
-        components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
-        return components.url ?? endpoint
-    }
-
-    /// The code in a callback URL, after checking that it answers this login (RFC 6749 §4.1.2, §10.12).
-    private func code(from callback: URL, expectedState: String) throws(OAuthError) -> String {
-        guard let components = URLComponents(url: callback, resolvingAgainstBaseURL: true) else {
-            throw .invalidCallback("the callback is not a URL")
-        }
-        let redirect = URLComponents(url: configuration.redirectURI, resolvingAgainstBaseURL: true)
-        guard components.scheme?.lowercased() == redirect?.scheme?.lowercased(),
-            components.host?.lowercased() == redirect?.host?.lowercased(),
-            components.port == redirect?.port,
-            components.path == redirect?.path
-        else {
-            throw .invalidCallback(
-                "the callback is not for the redirect URI \(configuration.redirectURI.absoluteString)")
-        }
-        let items = components.queryItems ?? []
-        func value(_ name: String) -> String? { items.first { $0.name == name }?.value }
-        // The state is checked first, also for errors: an error callback from someone else's login is forged.
-        guard value("state") == expectedState else { throw .stateMismatch }
-        if let error = value("error") {
-            throw .authorizationDenied(error: error, description: value("error_description"))
-        }
-        guard let code = value("code"), !code.isEmpty else {
-            throw .invalidCallback("the callback has neither a code nor an error")
-        }
-        return code
-    }
-
-    // MARK: - Tokens
-
-    private func redeem(code: String, login: PendingLogin) async throws(OAuthError) -> OAuthCredentials {
-        let endpoints = try await endpoints()
-        let (body, receivedAt, serverDate) = try await tokenRequest(
-            endpoints.token,
-            fields: [
-                URLQueryItem(name: "grant_type", value: "authorization_code"),
-                URLQueryItem(name: "code", value: code),
-                URLQueryItem(name: "redirect_uri", value: configuration.redirectURI.absoluteString),
-                URLQueryItem(name: "code_verifier", value: login.pkce.verifier),
-            ]
-        )
-        let credentials = try OAuthCredentials(tokenResponse: body, receivedAt: receivedAt, serverDate: serverDate)
-        try validateIDToken(of: credentials, endpoints: endpoints, nonce: login.nonce, required: login.nonce != nil)
-        return credentials
-    }
-
-    private func refresh(
-        _ current: OAuthCredentials, refreshToken: String
-    ) async throws(OAuthError)
-        -> OAuthCredentials
-    {
-        let endpoints = try await endpoints()
-        let (body, receivedAt, serverDate) = try await tokenRequest(
-            endpoints.token,
-            fields: [
-                URLQueryItem(name: "grant_type", value: "refresh_token"),
-                URLQueryItem(name: "refresh_token", value: refreshToken),
-            ]
-        )
-        let credentials = try OAuthCredentials(
-            tokenResponse: body, receivedAt: receivedAt, serverDate: serverDate, previous: current)
-        // A refresh may return a new ID token; it has no nonce (OpenID Connect Core 12.2).
-        if credentials.idToken != current.idToken {
-            try validateIDToken(of: credentials, endpoints: endpoints, nonce: nil, required: false)
-        }
-        return credentials
-    }
-
-    private func validateIDToken(
-        of credentials: OAuthCredentials,
-        endpoints: OAuthEndpoints,
-        nonce: String?,
-        required: Bool
-    ) throws(OAuthError) {
-        guard let idToken = credentials.idToken else {
-            if required { throw .invalidIDToken("the scope includes openid but the token response has no id_token") }
-            return
-        }
-        let claims = try IDTokenClaims(jwt: idToken)
-        try claims.validate(
-            issuer: endpoints.issuer ?? claims.issuer,
-            clientID: configuration.clientID,
-            nonce: nonce,
-            now: credentials.serverTime(at: loader.now()),
-            allowedSkew: configuration.allowedClockSkew,
-            maximumAge: configuration.idTokenMaximumAge
-        )
-    }
-
-    /// Posts a token request and returns the successful response's body, when it arrived, and its `Date`.
-    private func tokenRequest(
-        _ endpoint: URL, fields: [URLQueryItem]
-    ) async throws(OAuthError) -> (Data, Date, Date?) {
-        let response = try await post(fields, to: endpoint, what: "token endpoint")
-        guard response.status.isSuccess else {
-            let problem = try? JSONDecoder().decode(TokenErrorResponse.self, from: response.body)
-            throw .tokenRequestFailed(
-                status: response.status.rawValue,
-                error: problem?.error,
-                description: problem?.errorDescription
-            )
-        }
-        let receivedAt = loader.now()
-        let serverDate = response.headers["Date"].flatMap { RetryAfter.httpDate($0, now: receivedAt) }
-        return (response.body, receivedAt, serverDate)
-    }
-
-    /// An error response from the token endpoint (RFC 6749 §5.2).
-    private struct TokenErrorResponse: Decodable {
-        var error: String
-        var errorDescription: String?
-
-        enum CodingKeys: String, CodingKey {
-            case error
-            case errorDescription = "error_description"
-        }
-    }
-
-    /// Posts a form to one of the server's endpoints, authenticating the client (RFC 6749 §2.3.1): HTTP Basic
-    /// with the secret for a confidential client, `client_id` in the form for a public one.
-    private func post(
-        _ fields: [URLQueryItem],
-        to endpoint: URL,
-        what: String,
-        interruptibly: Bool = true,
-        partOfReset: Bool = false
-    ) async throws(OAuthError) -> HTTPResponse {
-        var fields = fields
-        var headers: HTTPHeaders = ["Accept": "application/json"]
-        if let secret = configuration.clientSecret {
-            let credentials = BasicCredentials(
-                username: Self.formEncoded(configuration.clientID),
-                password: Self.formEncoded(secret)
-            )
-            headers["Authorization"] = credentials.authorizationHeaderValue
-        } else {
-            fields.append(URLQueryItem(name: "client_id", value: configuration.clientID))
-        }
-        var request = HTTPRequest(method: .post, url: endpoint, headers: headers, body: FormBody(fields))
-        request.markAsAuthorizationServerTraffic()
-        request.isPartOfReset = partOfReset
-        switch await send(request, interruptibly: interruptibly) {
-        case .success(let response): return response
-        case .failure(let error):
-            throw .endpointUnreachable("POST \(endpoint.absoluteString) (\(what)): \(error.code): \(error.message)")
-        }
-    }
-
-    /// `application/x-www-form-urlencoded` encoding of a client credential, as RFC 6749 §2.3.1 requires
-    /// before Basic encoding.
-    private static func formEncoded(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._*")
-        return (text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text)
-    }
-
-    // MARK: - Logout
-
-    /// Revokes the tokens, deletes the saved credentials, and ends the provider's session. Returns the first
-    /// problem, if any; every step is attempted regardless.
-    private func logOut(_ credentials: OAuthCredentials?) async -> OAuthError? {
+    private struct Logout: Sendable {
+        let id: RunID
+        var step: LogoutStep = .getSavedCredentials
+        var credentials: OAuthCredentials?
+        /// The first thing that went wrong; every step is attempted regardless.
         var problem: OAuthError?
-        let credentials: OAuthCredentials? =
-            if let credentials { credentials } else { await loader.loadSavedCredentials() }
-        let endpoints: OAuthEndpoints? =
-            if credentials == nil { loader.knownEndpoints } else { try? await self.endpoints() }
-        if let credentials, let revocation = endpoints?.revocation {
-            // RFC 7009 §2.1: revoking the refresh token is the one that matters; the access token too where the
-            // server supports it.
-            let tokens = [
-                credentials.refreshToken.map { ($0, "refresh_token") }, (credentials.accessToken, "access_token"),
-            ]
-            for case let (token, hint)? in tokens {
-                do {
-                    let response = try await post(
-                        [
-                            URLQueryItem(name: "token", value: token),
-                            URLQueryItem(name: "token_type_hint", value: hint),
-                        ],
-                        to: revocation,
-                        what: "revocation endpoint",
-                        interruptibly: false,
-                        partOfReset: true
-                    )
-                    if !response.status.isSuccess, problem == nil {
-                        problem = .tokenRequestFailed(status: response.status.rawValue, error: nil, description: nil)
-                    }
+        var path: [State] = [.logOut]
+    }
+
+    /// How the loader talks to its authorization server.
+    package let configuration: OAuthConfiguration
+    private let makeLoginSecrets: @Sendable () -> LoginSecrets
+    private var phase = Phase.idle
+    /// The current credentials; set them with ``authorize(with:)`` or ``forgetCredentials()``, which keep
+    /// ``grant`` in step.
+    package private(set) var credentials: OAuthCredentials?
+    /// The current credentials, ready to send.
+    private var grant: Grant?
+    /// Set by ``setNeedsRefresh()``: the current credentials are refreshed before their next use.
+    private var isRefreshRequested = false
+    /// Whether the delegate's saved credentials were read (or replaced) already.
+    private var knowsSavedCredentials: Bool
+    private(set) var endpoints: OAuthEndpoints?
+    /// When the successful refreshes within the refresh limit's window happened.
+    private var refreshTimes: [Date] = []
+    private var resetsInProgress = 0
+    private var lastRunID: UInt64 = 0
+    /// The states the last finished run went through (a reset's logout included).
+    package private(set) var lastPath: [State] = []
+
+    /// - Parameters:
+    ///   - configuration: The server, the client, and the refresh rules.
+    ///   - credentials: Credentials to start with; without them the saved ones are read first.
+    ///   - makeLoginSecrets: Makes the secrets of each login; tests pass fixed ones.
+    package init(
+        configuration: OAuthConfiguration,
+        credentials: OAuthCredentials? = nil,
+        makeLoginSecrets: @escaping @Sendable () -> LoginSecrets = LoginSecrets.random
+    ) {
+        self.configuration = configuration
+        self.makeLoginSecrets = makeLoginSecrets
+        knowsSavedCredentials = credentials != nil
+        if case .known(let known) = configuration.endpoints { endpoints = known }
+        if let credentials { authorize(with: credentials) }
+    }
+
+    // MARK: - Requests
+
+    /// The credentials to send a request with at once, or `nil` when it has to go through
+    /// ``requestArrived(rejecting:at:)``: no reset, no run, and credentials that need no refresh. The fast path.
+    package func grant(usableAt now: Date) -> Grant? {
+        guard resetsInProgress == 0, case .idle = phase, let grant, !needsRefresh(grant, at: now) else { return nil }
+        return grant
+    }
+
+    /// A request needs a token. `rejected` is the grant it was sent with when the server answered `401`: still the
+    /// current one, it is refreshed (or replaced by a login); an older one, the request goes again with the current.
+    package mutating func requestArrived(rejecting rejected: Grant? = nil, at now: Date) -> Arrival {
+        if resetsInProgress > 0 || isLoggingOut {
+            return .refuse(Refusal(code: .resetInProgress, message: "the OAuth loader is logging out", reason: nil))
+        }
+        // While a run goes on (a login, or a refresh another request's 401 started), requests wait for it.
+        if case .authorizing = phase { return .wait }
+        if let grant, grant.token != rejected?.token, !needsRefresh(grant, at: now) { return .send(grant) }
+        lastRunID += 1
+        var run = Run(id: RunID(rawValue: lastRunID), step: .getSavedCredentials, credentials: credentials)
+        phase = .authorizing(run)
+        let action =
+            credentials == nil && !knowsSavedCredentials
+            ? enter(.getSavedCredentials, &run, at: now) : proceed(&run, usable: false, at: now)
+        if case .authorizing = phase { phase = .authorizing(run) }
+        return .start(run.id, action)
+    }
+
+    /// Marks the current credentials as needing a refresh before their next use; does nothing without any.
+    package mutating func setNeedsRefresh() {
+        if credentials != nil { isRefreshRequested = true }
+    }
+
+    // MARK: - The flow, on one page
+
+    /// The outcome of run `id`'s last action, at `now`: what to do next.
+    package mutating func handle(_ event: Event, of id: RunID, at now: Date) -> Action {
+        switch phase {
+        case .authorizing(var run) where run.id == id:
+            let action = advance(&run, with: event, at: now)
+            if case .authorizing = phase { phase = .authorizing(run) }
+            return action
+        case .loggingOut(var logout) where logout.id == id:
+            let action = advance(&logout, with: event)
+            if case .loggingOut = phase { phase = .loggingOut(logout) }
+            return action
+        case .idle, .authorizing, .loggingOut:
+            return .none  // an outcome of a run a reset interrupted, or of a finished one
+        }
+    }
+
+    private mutating func advance(_ run: inout Run, with event: Event, at now: Date) -> Action {
+        switch (run.step, event) {
+        case (.discovery(let entry), .responseReceived(let result)):
+            do throws(OAuthError) {
+                endpoints = try discoveredEndpoints(from: result)
+                return enter(entry, &run, at: now)
+            } catch {
+                return fail(&run, error)
+            }
+
+        case (.getSavedCredentials, .savedCredentialsRead(let saved)):
+            run.credentials = saved
+            return proceed(&run, usable: saved.map { !needsRefresh($0, at: now) } ?? false, at: now)
+
+        case (.logIn(let secrets), .loginAnswered(let answer)):
+            switch answer {
+            case .noDelegate: return fail(&run, .noDelegate)
+            case .cancelled: return fail(&run, .loginCancelled)
+            case .redirected(let callback):
+                do throws(OAuthError) {
+                    let code = try code(from: callback, expectedState: secrets.state)
+                    run.path.append(.getTokens)
+                    run.step = .getTokens(secrets)
+                    return .send(try codeRedemption(code, secrets: secrets), interruptible: true)
                 } catch {
-                    problem = problem ?? error
+                    return fail(&run, error)
                 }
             }
+
+        case (.getTokens(let secrets), .responseReceived(let result)):
+            do throws(OAuthError) {
+                let new = try credentials(fromTokenResponse: result, replacing: nil, nonce: secrets.nonce, at: now)
+                (run.credentials, run.session, run.step) = (new, .loggedIn, .saving(new, origin: .getTokens))
+                return .save(new)
+            } catch {
+                return fail(&run, error)
+            }
+
+        case (.refreshTokens(let current), .responseReceived(let result)):
+            do throws(OAuthError) {
+                let new = try credentials(fromTokenResponse: result, replacing: current, nonce: nil, at: now)
+                refreshTimes.append(now)  // counted for the refresh limit: only successful refreshes count
+                (run.credentials, run.session, run.step) = (new, .refreshed, .saving(new, origin: .refreshTokens))
+                return .save(new)
+            } catch  where error.code == .tokenRequestFailed && error.serverErrorCode == "invalid_grant" {
+                (run.credentials, run.deletedCredentials) = (nil, true)
+                run.step = .deletingRejectedCredentials(error.serverErrorDescription)
+                return .deleteSavedCredentials
+            } catch {
+                return fail(&run, error)
+            }
+
+        case (.saving(let new, let origin), .credentialsSaved):
+            // A token dead on arrival is never handed out: it is refreshed again (the refresh limit ends a server
+            // that keeps issuing them), or, from a login without a refresh token, the run fails.
+            let usable = !needsRefresh(new, at: now)
+            if !usable, origin == .getTokens, new.refreshToken == nil { return fail(&run, Self.deadOnArrival(new)) }
+            return proceed(&run, usable: usable, at: now)
+
+        case (.deletingRejectedCredentials(let description), .savedCredentialsDeleted):
+            switch configuration.onInvalidGrant {
+            case .logIn: return enter(.logIn, &run, at: now)
+            case .fail: return fail(&run, .refreshRejected(description: description))
+            }
+
+        case (.discovery, _), (.getSavedCredentials, _), (.logIn, _), (.getTokens, _), (.refreshTokens, _),
+            (.saving, _), (.deletingRejectedCredentials, _):
+            return .none  // not an outcome this state waits for
         }
-        if let error = await loader.deleteSavedCredentials() { problem = problem ?? error }
-        if let endSession = endpoints?.endSession, let delegate = loader.delegate {
-            await delegate.logOut(at: endSessionURL(endSession, idToken: credentials?.idToken), for: loader)
-        }
-        enter(.done)
-        return problem
     }
 
-    private func endSessionURL(_ endpoint: URL, idToken: String?) -> URL {
-        var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: true) ?? URLComponents()
-        var items = components.queryItems ?? []
-        if let idToken { items.append(URLQueryItem(name: "id_token_hint", value: idToken)) }
-        items.append(URLQueryItem(name: "client_id", value: configuration.clientID))
-        if let redirect = configuration.postLogoutRedirectURI {
-            items.append(URLQueryItem(name: "post_logout_redirect_uri", value: redirect.absoluteString))
+    /// The one rule for what the run's credentials need before requests can use them: nothing (Done), a refresh
+    /// (with a refresh token), or a login.
+    private mutating func proceed(_ run: inout Run, usable: Bool, at now: Date) -> Action {
+        guard let credentials = run.credentials else { return enter(.logIn, &run, at: now) }
+        if usable { return finish(&run, with: credentials) }
+        return credentials.refreshToken == nil
+            ? enter(.logIn, &run, at: now) : enter(.refreshTokens(credentials), &run, at: now)
+    }
+
+    /// Enters a state, after Discovery when it needs endpoints that are not known yet.
+    private mutating func enter(_ entry: Entry, _ run: inout Run, at now: Date) -> Action {
+        switch (entry, endpoints) {
+        case (.getSavedCredentials, _):
+            run.path.append(.getSavedCredentials)
+            run.step = .getSavedCredentials
+            return .readSavedCredentials
+
+        case (.logIn, nil), (.refreshTokens, nil):
+            run.path.append(.discovery)
+            run.step = .discovery(then: entry)
+            return .send(discoveryRequest(), interruptible: true)
+
+        case (.logIn, let endpoints?):
+            run.path.append(.logIn)
+            var secrets = makeLoginSecrets()
+            if !configuration.scopes.contains("openid") { secrets.nonce = nil }
+            run.step = .logIn(secrets)
+            return .showLogin(authorizationURL(endpoints.authorization, secrets: secrets))
+
+        case (.refreshTokens(let current), let endpoints?):
+            run.path.append(.refreshTokens)
+            let limit = configuration.refreshLimit
+            refreshTimes.removeAll { now.timeIntervalSince($0) >= limit.window.seconds }
+            guard refreshTimes.count < limit.maximumRefreshes else {
+                return fail(&run, .refreshLoop(refreshes: limit.maximumRefreshes, window: limit.window))
+            }
+            run.step = .refreshTokens(current)
+            return .send(refreshRequest(current.refreshToken ?? "", endpoint: endpoints.token), interruptible: true)
         }
-        components.queryItems = items
-        return components.url ?? endpoint
     }
 
-    // MARK: - Helpers
-
-    /// Sends one of the flow's requests down the chain. Interruptibly: a reset stops the wait at once, even
-    /// when the loaders below do not honour cancellation promptly, so a late answer cannot outlive the flow.
-    private func send(_ request: HTTPRequest, interruptibly: Bool) async -> HTTPResult {
-        guard interruptibly else { return await loader.sendDownstream(request) }
-        let loader = self.loader
-        let result = await interruptible { await loader.sendDownstream(request) }
-        return result
-            ?? .failure(HTTPError(.cancelled, request: request, message: "the authorization flow was interrupted"))
+    /// Done: the run's credentials become the current ones, and the waiting requests go out with them.
+    private mutating func finish(_ run: inout Run, with credentials: OAuthCredentials) -> Action {
+        run.path.append(.done)
+        let grant = authorize(with: credentials)
+        knowsSavedCredentials = true
+        (lastPath, phase) = (run.path, .idle)
+        return .finish(.granted(grant), session: run.session)
     }
 
-    /// 32 random bytes, base64url: for `state` and `nonce`.
-    private static func randomToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return Data((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }).base64URLEncodedString()
+    /// The run failed: the waiting requests fail with `error`; credentials the server rejected are forgotten.
+    private mutating func fail(_ run: inout Run, _ error: OAuthError) -> Action {
+        var session: OAuthSessionState?
+        if run.deletedCredentials {
+            forgetCredentials()
+            knowsSavedCredentials = true
+            session = .loggedOut(error)
+        }
+        (lastPath, phase) = (run.path, .idle)
+        return .finish(
+            .refused(Refusal(code: .cannotAuthenticate, message: error.description, reason: error)), session: session)
+    }
+
+    // MARK: - Reset
+
+    /// Whether a reset has begun and not ended.
+    package var isResetting: Bool { resetsInProgress > 0 }
+
+    /// Phase 1 of a reset: requests are refused until it ends, and a run in progress is dropped.
+    package mutating func beginReset() -> Interruption {
+        resetsInProgress += 1
+        var interrupted: RunID?
+        if case .authorizing(let run) = phase {
+            interrupted = run.id
+            phase = .idle
+        }
+        let refusal = Refusal(
+            code: .resetInProgress, message: "the OAuth loader logged out while this request waited", reason: nil)
+        return Interruption(refusal: refusal, interruptedRun: interrupted)
+    }
+
+    /// Phase 3 of a reset: forget the credentials and log out — revoke the tokens, delete the saved credentials,
+    /// end the provider's session.
+    package mutating func logOut() -> LogoutStart {
+        if isLoggingOut { return .join }
+        let credentials = self.credentials
+        forgetCredentials()
+        knowsSavedCredentials = false
+        refreshTimes = []
+        lastRunID += 1
+        var logout = Logout(id: RunID(rawValue: lastRunID), credentials: credentials)
+        phase = .loggingOut(logout)
+        let action = credentials == nil ? Action.readSavedCredentials : revokeTokens(&logout)
+        if case .loggingOut = phase { phase = .loggingOut(logout) }
+        return .run(logout.id, action)
+    }
+
+    /// Phase 4 of a reset: requests are accepted again once every reset that began has ended.
+    package mutating func endReset() {
+        resetsInProgress = max(0, resetsInProgress - 1)
+    }
+
+    private var isLoggingOut: Bool {
+        if case .loggingOut = phase { true } else { false }
+    }
+
+    private mutating func advance(_ logout: inout Logout, with event: Event) -> Action {
+        switch (logout.step, event) {
+        case (.getSavedCredentials, .savedCredentialsRead(let saved)):
+            logout.credentials = saved
+            return revokeTokens(&logout)
+
+        case (.discovery, .responseReceived(let result)):
+            // Without endpoints there is nothing to revoke or end; that is no reason to fail the logout.
+            endpoints = try? discoveredEndpoints(from: result)
+            return revokeTokens(&logout)
+
+        case (.revoking(let revocations), .responseReceived(let result)):
+            if logout.problem == nil { logout.problem = problem(ofRevocation: result) }
+            return revoke(Array(revocations.dropFirst()), &logout)
+
+        case (.deletingCredentials, .savedCredentialsDeleted(let error)):
+            logout.problem = logout.problem ?? error
+            guard let endSession = endpoints?.endSession else { return finish(&logout) }
+            logout.step = .endingSession
+            return .showLogout(endSessionURL(endSession, idToken: logout.credentials?.idToken))
+
+        case (.endingSession, .logoutPageClosed):
+            return finish(&logout)
+
+        case (.getSavedCredentials, _), (.discovery, _), (.revoking, _), (.deletingCredentials, _),
+            (.endingSession, _):
+            return .none  // not an outcome this step waits for
+        }
+    }
+
+    /// Revokes the logout's tokens, after Discovery when their endpoint is not known yet. RFC 7009 §2.1: the
+    /// refresh token is the one that matters; the access token too where the server supports it.
+    private mutating func revokeTokens(_ logout: inout Logout) -> Action {
+        guard let credentials = logout.credentials else { return revoke([], &logout) }
+        if endpoints == nil, !logout.path.contains(.discovery) {
+            logout.path.append(.discovery)
+            logout.step = .discovery
+            return .send(discoveryRequest(), interruptible: true)
+        }
+        var revocations = credentials.refreshToken.map { [Revocation(token: $0, hint: "refresh_token")] } ?? []
+        revocations.append(Revocation(token: credentials.accessToken, hint: "access_token"))
+        return revoke(endpoints?.revocation == nil ? [] : revocations, &logout)
+    }
+
+    /// Revokes the first of `revocations`; with none left, deletes the saved credentials.
+    private mutating func revoke(_ revocations: [Revocation], _ logout: inout Logout) -> Action {
+        guard let first = revocations.first, let endpoint = endpoints?.revocation else {
+            logout.step = .deletingCredentials
+            return .deleteSavedCredentials
+        }
+        logout.step = .revoking(revocations)
+        return .send(revocationRequest(first.token, hint: first.hint, endpoint: endpoint), interruptible: false)
+    }
+
+    private mutating func finish(_ logout: inout Logout) -> Action {
+        logout.path.append(.done)
+        (lastPath, phase) = (logout.path, .idle)
+        return .finishLogout(logout.problem)
+    }
+
+    // MARK: - Credentials
+
+    /// Replaces the current credentials with `credentials`, and returns them ready to send.
+    @discardableResult
+    private mutating func authorize(with credentials: OAuthCredentials) -> Grant {
+        let grant = Grant(credentials, refreshWindow: configuration.refreshWindow)
+        (self.credentials, self.grant, isRefreshRequested) = (credentials, grant, false)
+        return grant
+    }
+
+    private mutating func forgetCredentials() {
+        (credentials, grant, isRefreshRequested) = (nil, nil, false)
+    }
+
+    private func needsRefresh(_ grant: Grant, at now: Date) -> Bool {
+        isRefreshRequested || (grant.refreshDeadline.map { now >= $0 } ?? false)
+    }
+
+    private func needsRefresh(_ credentials: OAuthCredentials, at now: Date) -> Bool {
+        Self.refreshDeadline(of: credentials, window: configuration.refreshWindow).map { now >= $0 } ?? false
+    }
+
+    /// When `credentials` need refreshing, by this device's clock: `window` before they expire, or half their
+    /// lifetime if that is shorter; `nil` when they have no expiry. The expiry is in the server's clock when the
+    /// credentials know the offset between the two (``OAuthCredentials/serverClockOffset``).
+    package static func refreshDeadline(of credentials: OAuthCredentials, window: Duration) -> Date? {
+        guard let expirationDate = credentials.expirationDate else { return nil }
+        var window = window
+        if let lifetime = credentials.lifetime { window = min(window, lifetime / 2) }
+        return expirationDate.addingTimeInterval(-window.seconds - (credentials.serverClockOffset ?? 0))
+    }
+
+    // MARK: - Observing
+
+    /// Where the machine is.
+    package var position: Position {
+        switch phase {
+        case .idle: .idle
+        case .authorizing(let run):
+            switch run.step {
+            case .discovery: .discovery
+            case .getSavedCredentials: .getSavedCredentials
+            case .logIn: .logIn
+            case .getTokens: .getTokens
+            case .refreshTokens: .refreshTokens
+            case .saving: .savingCredentials
+            case .deletingRejectedCredentials: .deletingRejectedCredentials
+            }
+        case .loggingOut(let logout):
+            switch logout.step {
+            case .getSavedCredentials: .logOutReadingSavedCredentials
+            case .discovery: .logOutDiscovery
+            case .revoking: .logOutRevoking
+            case .deletingCredentials: .logOutDeletingCredentials
+            case .endingSession: .logOutEndingSession
+            }
+        }
+    }
+
+    /// The run in progress, if any (a logout's included).
+    package var currentRun: RunID? {
+        switch phase {
+        case .idle: nil
+        case .authorizing(let run): run.id
+        case .loggingOut(let logout): logout.id
+        }
+    }
+
+    /// Which of ``OAuth/Situation``'s four the loader is in at `now`.
+    package func situation(at now: Date) -> OAuth.Situation {
+        if case .authorizing = phase { return .authorizing }
+        guard let grant else { return .idle }
+        return needsRefresh(grant, at: now) ? .needsRefresh : .authorized
     }
 }
 
-/// Runs `operation` in a task of its own and returns its result — or `nil` as soon as the calling task is
-/// cancelled, without waiting for `operation` (which is cancelled too). For waits on the user, which a
-/// delegate might not end promptly when cancelled.
-func interruptible<Value: Sendable>(_ operation: @escaping @Sendable () async -> Value) async -> Value? {
-    // The value is handed over under the lock rather than through the continuation: when `operation` finishes
-    // before this task has suspended, the continuation resumes it without a job switch, a hand-over that
-    // ThreadSanitizer cannot see (it reported the value's fields as racing); the mutex it can.
-    let handover = Locked<(waiter: CheckedContinuation<Void, Never>?, value: Value?)>((nil, nil))
-    let worker = Locked<Task<Void, Never>?>(nil)
-    let finish: @Sendable (Value?) -> Void = { value in
-        handover.withLock { handover -> CheckedContinuation<Void, Never>? in
-            guard let waiter = handover.waiter else { return nil }
-            handover.waiter = nil
-            handover.value = value
-            return waiter
-        }?.resume()
+// MARK: - Answers
+
+extension OAuthStateMachine {
+    /// What a waiting request is told. Its payloads are references, so that it takes a word in the frames of
+    /// waiting requests.
+    package enum Answer: Sendable {
+        case granted(Grant)
+        case refused(Refusal)
     }
-    await withTaskCancellationHandler {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            handover.withLock { $0.waiter = continuation }
-            let task = Task { finish(await operation()) }
-            worker.withLock { $0 = task }
-            if Task.isCancelled {
-                task.cancel()
-                finish(nil)
-            }
+
+    /// Credentials ready to send: the access token, its `Authorization` value and when to refresh, computed once
+    /// when the credentials change rather than per request. One reference is what the fast path reads under the
+    /// lock and what waiters are answered with.
+    package final class Grant: Sendable {
+        package let token: String
+        package let authorization: String
+        /// When the credentials need refreshing (`nil`: never by the clock).
+        package let refreshDeadline: Date?
+
+        package init(_ credentials: OAuthCredentials, refreshWindow: Duration) {
+            token = credentials.accessToken
+            authorization = credentials.authorizationHeaderValue
+            refreshDeadline = OAuthStateMachine.refreshDeadline(of: credentials, window: refreshWindow)
         }
-    } onCancel: {
-        worker.value?.cancel()
-        finish(nil)
     }
-    return handover.withLock { $0.value }
+
+    /// Why a request gets no token.
+    package final class Refusal: Sendable {
+        package let code: HTTPError.Code
+        package let message: String
+        package let reason: OAuthError?
+
+        package init(code: HTTPError.Code, message: String, reason: OAuthError?) {
+            self.code = code
+            self.message = message
+            self.reason = reason
+        }
+
+        /// The failure of `request`; `response` is the `401` that led to it, if one did.
+        package func failure(of request: HTTPRequest, after response: HTTPResponse? = nil) -> HTTPResult {
+            .failure(HTTPError(code, request: request, message: message, response: response, underlyingError: reason))
+        }
+    }
 }
