@@ -70,22 +70,12 @@ public struct HTTPBodySource: Sendable {
         return nil
     }
 
-    /// Every byte, as a sequence of chunks of at most `chunkSize` bytes: files are read a chunk at a time.
+    /// Every byte, as a sequence of chunks of at most `chunkSize` bytes, read as the consumer asks for them: a file
+    /// is read a chunk at a time and a sequence of chunks iterated one at a time, nothing ahead of the consumer, so
+    /// a transport that sends each chunk before it asks for the next holds one chunk in memory.
     public func chunks(ofSize chunkSize: Int = 64 * 1024) -> AsyncThrowingStream<Data, any Error> {
-        let source = self
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    try await source.forEachChunk(ofSize: max(1, chunkSize)) { chunk in
-                        continuation.yield(chunk)
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+        let cursor = ChunkCursor(source: self, chunkSize: Swift.max(1, chunkSize))
+        return AsyncThrowingStream { try await cursor.next() }
     }
 
     /// Calls `body` with every chunk in order.
@@ -172,5 +162,60 @@ struct ErasedChunks<Base: AsyncSequence & Sendable>: AsyncSequence, Sendable whe
 
     func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(base: base.makeAsyncIterator())
+    }
+}
+
+/// Where ``HTTPBodySource/chunks(ofSize:)`` has got to: the sources still to read (the next one last), and the one
+/// being read. An actor, as the stream may ask for the next chunk from any thread, one request at a time.
+private actor ChunkCursor {
+    private let chunkSize: Int
+    private var pending: [HTTPBodySource]
+    private var data: (bytes: Data, offset: Int)?
+    private var file: FileHandle?
+    private var iterator: (any AsyncIteratorProtocol<Data, any Error>)?
+
+    init(source: HTTPBodySource, chunkSize: Int) {
+        self.chunkSize = chunkSize
+        pending = [source]
+    }
+
+    deinit {
+        try? file?.close()
+    }
+
+    /// The next chunk, or `nil` once every source has been read.
+    func next() async throws -> Data? {
+        while true {
+            try Task.checkCancellation()
+            if let (bytes, offset) = data {
+                guard offset < bytes.count else {
+                    data = nil
+                    continue
+                }
+                let end = Swift.min(bytes.count, offset + chunkSize)
+                data = (bytes, end)
+                return bytes.subdata(in: offset..<end)
+            }
+            if let handle = file {
+                if let chunk = try handle.read(upToCount: chunkSize), !chunk.isEmpty { return chunk }
+                try? handle.close()
+                file = nil
+                continue
+            }
+            if var current = iterator {
+                iterator = nil
+                guard let chunk = try await current.next(isolation: self) else { continue }
+                iterator = current
+                if chunk.isEmpty { continue }
+                return chunk
+            }
+            guard let source = pending.popLast() else { return nil }
+            switch source.storage {
+            case .data(let bytes): data = (bytes, 0)
+            case .file(let url, _): file = try FileHandle(forReadingFrom: url)
+            case .chunks(let sequence, _): iterator = sequence.makeAsyncIterator()
+            case .concatenation(let sources): pending += sources.reversed()
+            }
+        }
     }
 }
