@@ -225,9 +225,10 @@ enum PartOfReset: HTTPRequestOption {
 }
 
 extension HTTPRequest {
-    /// Whether a loader sends this request as part of its reset; loaders that refuse loads during a reset let
-    /// it through.
-    package var isPartOfReset: Bool {
+    /// Whether a loader sends this request as part of its reset (a logout's token revocation); loaders that refuse
+    /// loads during a reset let it through. A terminal loader of your own reads it in ``HTTPLoader/load(_:)``: while
+    /// a reset runs it refuses every load with ``HTTPError/Code/resetInProgress`` except these.
+    public package(set) var isPartOfReset: Bool {
         get { self[option: PartOfReset.self] }
         set { self[option: PartOfReset.self] = newValue }
     }

@@ -58,8 +58,9 @@ public struct HTTPBodySource: Sendable {
         }
     }
 
-    /// The bytes, when they are all in memory; `nil` for a source that streams.
-    var inMemory: Data? {
+    /// The bytes, when the source is one block in memory; `nil` for a source that streams (a file, a sequence, a
+    /// concatenation). A transport sends these at once and reads any other source with ``chunks(ofSize:)``.
+    public var inMemory: Data? {
         if case .data(let data) = storage { return data }
         return nil
     }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension HTTPRequest {
     /// Checks that the request can be sent, without sending it or encoding its body.
@@ -19,6 +19,26 @@ extension HTTPRequest {
         try validateMethod()
         try validateHeaderFields()
         try validateBodyAllowed()
+    }
+
+    /// Checks the request as ``validate()`` does and returns the URL to send it to: the entry point of a terminal
+    /// loader of your own, which builds the URL once.
+    ///
+    /// ```swift
+    /// let url: URL
+    /// do { url = try request.validatedURLForSending() } catch { return .failure(error) }
+    /// ```
+    ///
+    /// The URL is ``url``: the fragment, if any, is part of it, and a transport does not send it.
+    ///
+    /// - Returns: The URL, every part checked.
+    /// - Throws: ``HTTPError`` with code ``HTTPError/Code/invalidRequest``, as ``validate()``.
+    public func validatedURLForSending() throws(HTTPError) -> URL {
+        let url = try validatedURL()
+        try validateMethod()
+        try validateHeaderFields()
+        try validateBodyAllowed()
+        return url
     }
 
     /// Checks that the method is an RFC 9110 token: anything else (a space, CR/LF) would rewrite the request line.

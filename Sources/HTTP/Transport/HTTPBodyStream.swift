@@ -44,12 +44,26 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
     private let request: HTTPRequest
     private let state = Locked(State())
 
-    /// A stream that a transport feeds.
+    /// A stream that a transport feeds: for terminal loaders of your own (a transport over another HTTP client).
+    ///
+    /// The transport makes the stream when the response head arrives, sets how to stop and pause its transfer with
+    /// ``connect(cancel:pause:)``, hands each chunk over with ``deliver(_:)`` as it arrives, and ends it exactly
+    /// once with ``finish(throwing:)``:
+    ///
+    /// ```swift
+    /// let stream = HTTPBodyStream(request: request)
+    /// stream.connect(cancel: { transfer.cancel() }, pause: { paused in transfer.setReading(!paused) })
+    /// var response = HTTPResponse(request: request, status: status, headers: headers)
+    /// response.bodyStream = stream
+    /// // as the transfer goes on:
+    /// stream.deliver(chunk)
+    /// stream.finish()  // or stream.finish(throwing: HTTPError(.cannotConnect, request: request))
+    /// ```
     ///
     /// - Parameters:
     ///   - request: The request whose response body this is, for the errors the stream throws.
     ///   - bufferLimit: The most bytes held for the consumer before the producer pauses.
-    package init(request: HTTPRequest, bufferLimit: Int = 256 * 1024) {
+    public init(request: HTTPRequest, bufferLimit: Int = 256 * 1024) {
         self.request = request
         self.bufferLimit = Swift.max(1, bufferLimit)
     }
@@ -78,8 +92,14 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
     // MARK: - Producer side
 
     /// Sets what stops the transfer (when the consumer cancels or drops the stream), and what pauses and
-    /// resumes it when the buffer is full (`nil`: the stream spills to a file instead).
-    package func connect(cancel: @escaping @Sendable () -> Void, pause: (@Sendable (Bool) -> Void)?) {
+    /// resumes it when the buffer is full (`nil`: the stream spills to a file instead). For transports.
+    ///
+    /// - Parameters:
+    ///   - cancel: Stops the transfer. Called at most once, from the consumer's thread, or at once when the
+    ///     stream was cancelled before it was connected.
+    ///   - pause: Called with `true` from ``deliver(_:)`` when the buffer passes ``bufferLimit``, and with `false`
+    ///     from the consumer's thread once it has taken half of it. Must not block.
+    public func connect(cancel: @escaping @Sendable () -> Void, pause: (@Sendable (Bool) -> Void)?) {
         let cancelledAlready = state.withLock { state -> Bool in
             state.cancelTransfer = cancel
             state.pauseTransfer = pause
@@ -91,8 +111,10 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
 
     /// Hands a chunk to the consumer. When the buffer is over its limit the transfer pauses, through the
     /// closure given to ``connect(cancel:pause:)``; without one the chunk goes to the spill file. Chunks after the
-    /// end are dropped.
-    package func deliver(_ chunk: Data) {
+    /// end are dropped. For transports.
+    ///
+    /// - Parameter chunk: The next bytes of the body.
+    public func deliver(_ chunk: Data) {
         guard !chunk.isEmpty else { return }
         let (waiter, pause, failure) = state.withLock {
             state -> (CheckedContinuation<Void, Never>?, (@Sendable (Bool) -> Void)?, HTTPError?) in
@@ -133,8 +155,10 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
         pause?(true)
     }
 
-    /// Ends the stream: complete (`error == nil`) or failed. Only the first end counts.
-    package func finish(throwing error: HTTPError? = nil) {
+    /// Ends the stream: complete (`error == nil`) or failed. Only the first end counts. For transports.
+    ///
+    /// - Parameter error: Why the transfer failed, or `nil` when the body is complete.
+    public func finish(throwing error: HTTPError? = nil) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard state.end == nil else { return nil }
             state.end = .some(error)

@@ -96,17 +96,30 @@ extension HTTPRequest {
 }
 
 /// Calls a request's progress handler at a sensible rate: the first report, then at most every 1/30 s, and
-/// the final one.
-package final class ProgressReporter: Sendable {
+/// the final one. For transports: a terminal loader of your own makes one per transfer and tells it what it sends
+/// and receives.
+///
+/// ```swift
+/// let progress = ProgressReporter(request: request, totalBytesToSend: source?.length)  // nil: no handler
+/// progress?.sent(totalBytes: 16_384, expected: source?.length)
+/// progress?.receivedHead(status: 200, contentRange: nil, declaredLength: contentLength)
+/// progress?.received(chunk.count)
+/// progress?.complete()
+/// ```
+public final class ProgressReporter: Sendable {
     private let handler: @Sendable (HTTPProgress) -> Void
     private let state: Locked<(progress: HTTPProgress, lastReport: ContinuousClock.Instant?)>
     private static let interval: Duration = .milliseconds(33)
 
     private let resumedAt: Int64
 
-    /// A reporter for `request`, or `nil` when it has no progress handler. `alreadyReceived` is what a resumed
-    /// download has on disk already.
-    package init?(request: HTTPRequest, totalBytesToSend: Int64?, alreadyReceived: Int64 = 0) {
+    /// A reporter for `request`'s transfer, or `nil` when the request has no ``HTTPRequest/progressHandler``.
+    ///
+    /// - Parameters:
+    ///   - request: The request sent.
+    ///   - totalBytesToSend: Its body's length, when known.
+    ///   - alreadyReceived: Bytes a resumed download already has on disk.
+    public init?(request: HTTPRequest, totalBytesToSend: Int64?, alreadyReceived: Int64 = 0) {
         guard let handler = request.progressHandler else { return nil }
         self.handler = handler
         resumedAt = alreadyReceived
@@ -116,7 +129,12 @@ package final class ProgressReporter: Sendable {
     /// The response's head arrived. A `206` continues a resumed download: what is on disk counts, and the total
     /// is `Content-Range`'s complete length, or what is on disk plus `Content-Length`. Any other status starts
     /// the count over (a `200` answering a range request is the whole entity again), its total `Content-Length`.
-    package func receivedHead(status: Int, contentRange: String?, declaredLength: Int64?) {
+    ///
+    /// - Parameters:
+    ///   - status: The response's status code.
+    ///   - contentRange: Its `Content-Range` field, if any.
+    ///   - declaredLength: Its `Content-Length`, when it has one.
+    public func receivedHead(status: Int, contentRange: String?, declaredLength: Int64?) {
         update(force: false) { progress in
             if status == 206, resumedAt > 0 {
                 progress.bytesReceived = resumedAt
@@ -130,19 +148,27 @@ package final class ProgressReporter: Sendable {
         }
     }
 
-    package func sent(totalBytes: Int64, expected: Int64?) {
+    /// The request's body bytes sent so far, and how many in all when known.
+    ///
+    /// - Parameters:
+    ///   - totalBytes: Bytes of the body sent so far.
+    ///   - expected: The body's length, when known.
+    public func sent(totalBytes: Int64, expected: Int64?) {
         update(force: false) {
             $0.bytesSent = totalBytes
             if let expected, expected > 0 { $0.totalBytesToSend = expected }
         }
     }
 
-    package func received(_ count: Int) {
+    /// `count` more bytes of the response's body arrived.
+    ///
+    /// - Parameter count: How many.
+    public func received(_ count: Int) {
         update(force: false) { $0.bytesReceived += Int64(count) }
     }
 
-    /// The final report.
-    package func complete() {
+    /// The final report, when the transfer is complete; always delivered.
+    public func complete() {
         update(force: true) { progress in
             if progress.totalBytesToReceive == nil { progress.totalBytesToReceive = progress.bytesReceived }
         }

@@ -1,0 +1,53 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+// A terminal loader over AsyncHTTPClient, in a package of its own so that the HTTP product keeps no dependencies.
+// Servers (Vapor, Hummingbird, anything on SwiftNIO) use it in place of URLSessionLoader.
+let upcomingFeatures: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "HTTPAsyncHTTPClient",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    products: [
+        .library(name: "HTTPAsyncHTTPClient", targets: ["HTTPAsyncHTTPClient"])
+    ],
+    dependencies: [
+        .package(name: "HTTP", path: "../.."),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+    ],
+    targets: [
+        .target(
+            name: "HTTPAsyncHTTPClient",
+            dependencies: [
+                .product(name: "HTTP", package: "HTTP"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "HTTPAsyncHTTPClientTests",
+            dependencies: [
+                "HTTPAsyncHTTPClient",
+                .product(name: "HTTP", package: "HTTP"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
