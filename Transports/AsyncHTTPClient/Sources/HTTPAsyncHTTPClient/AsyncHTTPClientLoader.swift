@@ -1,8 +1,10 @@
 public import AsyncHTTPClient
+import Foundation
 public import HTTP
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOSSL
+import NIOPosix
+public import NIOSSL
 
 /// The terminal loader that sends requests with AsyncHTTPClient: the transport for servers.
 ///
@@ -10,47 +12,60 @@ import NIOSSL
 /// let transport = AsyncHTTPClientLoader()
 /// let chain = ApplyEnvironment(environment: .production) --> Retry() --> transport
 /// // …
-/// try await transport.shutdown()  // when the service stops
+/// await transport.shutdown()  // when the service stops
 /// ```
 ///
-/// It does what ``URLSessionLoader`` does, over SwiftNIO: it validates each request before sending it (a
-/// malformed one fails with `HTTPError.Code.invalidRequest`, nothing sent), maps AsyncHTTPClient's and NIO's
-/// errors to the same `HTTPError` codes (could not connect, timed out, TLS → `insecureConnection` with the cause,
-/// cancelled, a connection lost after the head keeps the head), and returns every status — `404`, `500` and
-/// `3xx` — as a response.
+/// It does what `URLSessionLoader` does, over SwiftNIO: it validates each request before sending it (a malformed one
+/// fails with `invalidRequest`, nothing sent), maps AsyncHTTPClient's, NIO's and NIOSSL's errors to the same
+/// `HTTPError` codes (could not connect, timed out, TLS → `insecureConnection` with the cause, cancelled, a connection
+/// lost after the head keeps the head), and returns every status — `404`, `500` and `3xx` — as a response.
 ///
 /// ## What differs from URLSession
 ///
-/// - **Redirects are not followed.** The client it makes has `redirectConfiguration: .disallow`, so a `3xx`
-///   comes back as it is and `FollowRedirects` in the chain follows it, through every loader above.
+/// - **Redirects are not followed.** The client it makes has `redirectConfiguration: .disallow`, so a `3xx` comes
+///   back as it is, for `FollowRedirects` in the chain to follow through every loader above.
+/// - **No retries inside the transport.** A connection that cannot be made fails the request at once
+///   (`connectionPool.retryConnectionEstablishment` is off), as it does with URLSession; retrying is `Retry`'s job.
 /// - **No cookies, no cache, no credential storage**: AsyncHTTPClient has none.
 /// - **Compression**: responses with `gzip` or `deflate` encoding arrive decoded (``defaultConfiguration``).
-/// - **Bodies**: a body in memory goes at once; a `FileBody`, a `StreamBody` or a `MultipartFormBody` with
-///   file parts is read as AsyncHTTPClient asks for more, with its length when known (chunked otherwise): a
-///   slow server never makes the process read ahead.
-/// - **Responses**: buffered (the default), as a stream (`HTTPResponse.bodyStream`, whose backpressure stops
-///   reading from the socket while the consumer's buffer is full), or written to a file off the event loop
+/// - **Bodies**: a body in memory goes at once; a `FileBody`, a `StreamBody` or a `MultipartFormBody` with file
+///   parts is read as AsyncHTTPClient asks for more (with its length when known, chunked otherwise), so a slow server
+///   never makes the process read ahead.
+/// - **Responses**: buffered (the default), as a stream (`HTTPResponse.bodyStream`, whose backpressure stops reading
+///   from the socket while the consumer's buffer is full), or written to a file off the event loop
 ///   (`ResponseDelivery.file(_:resumingAt:)`, for `download(_:to:resumeAttempts:)`).
-/// - **TLS**: a client identity (`ClientIdentity` of the form `certificateChainAndPrivateKey`) is presented
-///   through NIOSSL; a request with one gets a connection of its own settings. AsyncHTTPClient cannot call a
-///   `ServerTrustEvaluator` (it takes no verification callback), so a request with one — public-key pinning —
-///   fails with `HTTPError.Code.insecureConnection` before anything is sent, never unpinned. See
-///   ``TransportCapabilities/asyncHTTPClient``.
+/// - **Timeouts**: `HTTPRequest.timeout` is a deadline for the whole transfer, as on Linux's URLSession.
+///
+/// ## Trust and client certificates
+///
+/// The same `ServerTrustEvaluator` (`PublicKeyPinning`) and `ClientIdentity` values as `URLSessionLoader`'s, per
+/// loader or per request (`HTTPRequest.serverTrustPolicy`, `HTTPRequest.clientIdentity`), work here on every
+/// platform, Linux included:
+///
+/// - A client identity (the `certificateChainAndPrivateKey` form: `ClientIdentity(pemEncoded:)`) is presented
+///   through NIOSSL; requests with one get connections of their own.
+/// - A request with a server-trust evaluator is sent over a TLS connection the loader makes itself, with NIOSSL
+///   and a verification callback: the platform's evaluation first (RFC 5280 path validation to the trust roots of
+///   the client's `TLSConfiguration`, the system's by default, and the host name) unless the evaluator replaces it,
+///   then the evaluator with the validated chain. A server it refuses never sees a byte of the request, and the load
+///   fails with `insecureConnection` naming the reason. (AsyncHTTPClient takes no verification callback, so
+///   AsyncHTTPClient speaks plain HTTP/1.1 to the loader's bridge over a private Unix domain socket, and the bridge
+///   relays it over the verified connection.) Plain `http` with an evaluator is refused, as everywhere.
 ///
 /// ## The client, and shutting it down
 ///
-/// ``init(configuration:eventLoopGroup:serverTrustEvaluator:clientIdentity:tlsConfiguration:)`` makes an
-/// `HTTPClient` the loader owns: call ``shutdown()`` when you are done with it (a service's shutdown hook).
-/// Should the loader be released without it, its `deinit` starts the client's asynchronous shutdown and returns
-/// at once; it never blocks. ``init(client:serverTrustEvaluator:clientIdentity:)`` uses a client you own (Vapor's
-/// `app.http.client.shared`, `HTTPClient.shared`): the loader never shuts it down, and ``shutdown()`` does
-/// nothing. Configure such a client with `redirectConfiguration: .disallow`: AsyncHTTPClient would otherwise
-/// follow redirects inside the transport (it removes `Authorization` and `Cookie` when the host changes).
+/// ``init(configuration:eventLoopGroup:serverTrustEvaluator:clientIdentity:)`` makes an `HTTPClient` the loader
+/// owns: call ``shutdown()`` when you are done with it (a service's shutdown hook); it waits for the requests in
+/// flight, and loads after it fail with `cannotConnect`. Should the loader be released without it, its `deinit`
+/// starts the client's shutdown and returns at once; it never blocks.
+/// ``init(client:tlsConfiguration:serverTrustEvaluator:clientIdentity:)`` borrows a client you own (Vapor's
+/// `app.http.client.shared`, `HTTPClient.shared`): the loader never shuts it down. Configure such a client with
+/// `redirectConfiguration: .disallow`, or AsyncHTTPClient follows redirects inside the transport.
 ///
 /// ## Cancellation and reset
 ///
-/// Cancelling the task that awaits ``load(_:)`` cancels the AsyncHTTPClient task and returns
-/// `HTTPError.Code.cancelled` at once. During a reset the loader refuses loads with `resetInProgress`;
+/// Cancelling the task that awaits ``load(_:)`` cancels the AsyncHTTPClient task and returns `cancelled` at once.
+/// During a reset the loader refuses loads with `resetInProgress` (except a request marked as part of the reset);
 /// `ResetMode.drain` waits until every load in flight has completed, `ResetMode.cancel` cancels them, streams
 /// included.
 // Safety: configuration is immutable (`let`s of Sendable types); mutable state is behind `state`'s lock.
@@ -59,11 +74,13 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     public let client: HTTPClient
     /// The server-trust evaluator and client identity for requests that bring none of their own.
     public let tls: TLSSettings
-    /// The TLS configuration a request with a client identity starts from.
+    /// The TLS configuration that pinned connections and client identities start from.
     let baseTLSConfiguration: TLSConfiguration
     /// Whether the loader made ``client`` and so shuts it down.
     private let ownsClient: Bool
+    private let connectTimeout: TimeAmount
     private let description: String
+    private let bridges: TLSBridges
     private let state = NIOLockedValueBox(State())
 
     private struct State {
@@ -75,15 +92,18 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
         /// The transfers under way, streams included until their body ends, for a cancelling reset.
         var transfers: [ObjectIdentifier: Transfer] = [:]
         var isShutDown = false
+        /// The TLS configuration presenting each client identity, made once: AsyncHTTPClient pools connections
+        /// by configuration.
+        var identityConfigurations: [ClientIdentity: TLSConfiguration] = [:]
     }
 
-    /// The configuration the loader's own client gets by default: redirects not followed, responses decoded
-    /// from `gzip` and `deflate`, connections of 90 s idle time, and AsyncHTTPClient's defaults for the rest
-    /// (connect timeout 10 s, no read timeout, HTTP/2 where the server offers it).
+    /// The configuration the loader's own client gets by default: redirects not followed, no retried connection
+    /// attempts, responses decoded from `gzip` and `deflate`, and AsyncHTTPClient's defaults for the rest (connect
+    /// timeout 10 s, no read timeout, connections idle for 60 s closed, HTTP/2 where the server offers it).
     public static var defaultConfiguration: HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow, decompression: .enabled(limit: .none))
-        configuration.connectionPool.idleTimeout = .seconds(90)
+        configuration.connectionPool.retryConnectionEstablishment = false
         return configuration
     }
 
@@ -92,14 +112,12 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     /// - Parameters:
     ///   - configuration: The client's configuration; ``defaultConfiguration`` by default. Its
     ///     `redirectConfiguration` is replaced by `.disallow`: redirects are followed in the chain.
-    ///   - eventLoopGroup: The event loops the client runs on; NIO's shared group by default (pass your
-    ///     server's, such as Vapor's `app.eventLoopGroup`, to share its threads).
-    ///   - serverTrustEvaluator: An evaluator for every request whose `serverTrustPolicy` does not say otherwise.
-    ///     AsyncHTTPClient cannot call one: such requests fail with `insecureConnection`, never sent unpinned.
+    ///   - eventLoopGroup: The event loops the client runs on; NIO's shared group by default (pass your server's,
+    ///     such as Vapor's `app.eventLoopGroup`, to share its threads).
+    ///   - serverTrustEvaluator: An evaluator, such as `PublicKeyPinning`, for every request whose
+    ///     `serverTrustPolicy` does not say otherwise.
     ///   - clientIdentity: The client certificate presented for mutual TLS, for requests without their own: a
     ///     `ClientIdentity` of the form `certificateChainAndPrivateKey` (`ClientIdentity(pemEncoded:)`).
-    ///   - tlsConfiguration: The TLS configuration a request with a client identity starts from (trust roots,
-    ///     TLS versions); the configuration's own `tlsConfiguration`, else NIOSSL's client default.
     public init(
         configuration: HTTPClient.Configuration = AsyncHTTPClientLoader.defaultConfiguration,
         eventLoopGroup: any EventLoopGroup = HTTPClient.defaultEventLoopGroup,
@@ -112,16 +130,19 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
         self.ownsClient = true
         self.tls = TLSSettings(serverTrustEvaluator: serverTrustEvaluator, clientIdentity: clientIdentity)
         self.baseTLSConfiguration = configuration.tlsConfiguration ?? .makeClientConfiguration()
+        self.connectTimeout = configuration.timeout.connect ?? .seconds(10)
         self.description = Self.describe(configuration)
+        self.bridges = TLSBridges()
     }
 
     /// Creates a loader over a client you own and shut down; the loader never shuts it down.
     ///
     /// - Parameters:
-    ///   - client: The client. Make it with `redirectConfiguration: .disallow`, or AsyncHTTPClient follows
-    ///     redirects before the chain sees them.
-    ///   - tlsConfiguration: The TLS configuration a request with a client identity starts from: the one the
-    ///     client was made with, if any (a client does not reveal it); NIOSSL's client default otherwise.
+    ///   - client: The client. Make it with `redirectConfiguration: .disallow`, or AsyncHTTPClient follows redirects
+    ///     before the chain sees them.
+    ///   - tlsConfiguration: The TLS configuration that pinned connections and client identities start from (trust
+    ///     roots, TLS versions): the one the client was made with, if any — a client does not reveal it; NIOSSL's
+    ///     client default otherwise.
     ///   - serverTrustEvaluator: As for ``init(configuration:eventLoopGroup:serverTrustEvaluator:clientIdentity:)``.
     ///   - clientIdentity: As for ``init(configuration:eventLoopGroup:serverTrustEvaluator:clientIdentity:)``.
     public init(
@@ -134,35 +155,37 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
         self.ownsClient = false
         self.tls = TLSSettings(serverTrustEvaluator: serverTrustEvaluator, clientIdentity: clientIdentity)
         self.baseTLSConfiguration = tlsConfiguration ?? .makeClientConfiguration()
-        self.description = "client: shared"
+        self.connectTimeout = client.configuration.timeout.connect ?? .seconds(10)
+        self.description = "client: borrowed, " + Self.describe(client.configuration)
+        self.bridges = TLSBridges()
     }
 
     deinit {
-        let isShutDown = state.withLockedValue { $0.isShutDown }
-        // Never a blocking shutdown here: the client's own asynchronous shutdown, which keeps it alive until done.
-        if ownsClient, !isShutDown {
-            let client = self.client
-            Task { try? await client.shutdown() }
+        bridges.close()
+        // Never a blocking shutdown here: the client's own asynchronous one, which keeps it alive until done.
+        if ownsClient, !state.withLockedValue({ $0.isShutDown }) {
+            _ = client.shutdown()
         }
     }
 
-    /// Shuts the loader's own client down, once its requests have completed; afterwards loads fail with
-    /// `cannotConnect`. Does nothing for a client the loader was given, which is yours to shut down.
-    ///
-    /// - Throws: AsyncHTTPClient's error when the shutdown was not clean.
-    public func shutdown() async throws {
+    /// Shuts the loader down: new loads fail with `cannotConnect` at once; the client the loader made is shut down
+    /// once the requests in flight have completed. A client the loader was given is left running: it is yours to
+    /// shut down. Calling it again does nothing.
+    public func shutdown() async {
         let shouldShutDown = state.withLockedValue { state -> Bool in
             defer { state.isShutDown = true }
-            return ownsClient && !state.isShutDown
+            return !state.isShutDown
         }
-        if shouldShutDown { try await client.shutdown() }
+        guard shouldShutDown else { return }
+        bridges.close()
+        if ownsClient { try? await client.shutdown() }
     }
 
     /// The client's timeouts and connection limits.
     public override var configurationDescription: String { description }
 
     private static func describe(_ configuration: HTTPClient.Configuration) -> String {
-        let connect = configuration.timeout.connect.map(Self.format) ?? "default"
+        let connect = configuration.timeout.connect.map(Self.format) ?? "10 s"
         let read = configuration.timeout.read.map(Self.format) ?? "none"
         return "connectTimeout: \(connect), readTimeout: \(read), "
             + "connectionsPerHost: \(configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit)"
@@ -174,36 +197,48 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        let (epoch, refusal) = state.withLockedValue { state -> (Int, String?) in
-            if state.isShutDown { return (0, "the loader's HTTPClient was shut down") }
+        enum Admission {
+            case accepted(epoch: Int)
+            case refused(HTTPError.Code, String)
+        }
+        let admission = state.withLockedValue { state -> Admission in
+            if state.isShutDown { return .refused(.cannotConnect, "AsyncHTTPClientLoader was shut down") }
             if state.resetsInProgress > 0, !request.isPartOfReset {
-                return (0, "refused by AsyncHTTPClientLoader while the chain resets")
+                return .refused(.resetInProgress, "refused by AsyncHTTPClientLoader while the chain resets")
             }
             state.loadsInFlight += 1
-            return (state.cancellingResets, nil)
+            return .accepted(epoch: state.cancellingResets)
         }
-        if let refusal {
-            let code: HTTPError.Code = refusal.hasPrefix("refused") ? .resetInProgress : .cannotConnect
-            return .failure(HTTPError(code, request: request, message: refusal))
+        guard case .accepted(let epoch) = admission else {
+            if case .refused(let code, let message) = admission {
+                return .failure(HTTPError(code, request: request, message: message))
+            }
+            return .failure(HTTPError(.unknown, request: request))
         }
         defer { loadEnded() }
         let prepared: PreparedRequest
         do {
-            prepared = try prepare(request)
+            prepared = try await prepare(request)
         } catch {
             return .failure(error)
         }
         if Task.isCancelled { return .failure(HTTPError(.cancelled, request: request)) }
-        let transfer = Transfer(request: request, totalBytesToSend: prepared.bodyLength)
+        let transfer = Transfer(request: request, totalBytesToSend: prepared.bodyLength, bridge: prepared.bridge)
+        let ahcRequest: HTTPClient.Request
+        do {
+            ahcRequest = try makeRequest(prepared, for: transfer)
+        } catch {
+            return .failure(error)
+        }
         let id = ObjectIdentifier(transfer)
-        let outcome = await withTaskCancellationHandler {
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 guard transfer.install(continuation) else { return }
                 let cancelNow = state.withLockedValue { state -> Bool in
                     state.transfers[id] = transfer
                     return state.cancellingResets != epoch
                 }
-                transfer.start(client: client, request: prepared) { [state] in
+                transfer.start(client: client, request: ahcRequest, deadline: prepared.deadline) { [state] in
                     state.withLockedValue { _ = $0.transfers.removeValue(forKey: id) }
                 }
                 if cancelNow { transfer.cancel() }
@@ -211,7 +246,6 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
         } onCancel: {
             transfer.cancel()
         }
-        return transfer.result(of: outcome)
     }
 
     private func loadEnded() {
@@ -223,6 +257,28 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
         }
         for waiter in waiters { waiter.resume() }
     }
+
+    /// The TLS configuration presenting `identity`, made once per identity.
+    func tlsConfiguration(presenting identity: ClientIdentity) throws -> TLSConfiguration {
+        if let made = state.withLockedValue({ $0.identityConfigurations[identity] }) { return made }
+        let made = try Self.tlsConfiguration(presenting: identity, over: baseTLSConfiguration)
+        return state.withLockedValue { state in
+            if let existing = state.identityConfigurations[identity] { return existing }
+            state.identityConfigurations[identity] = made
+            return made
+        }
+    }
+
+    /// The bridge for pinned requests to `host:port` with `settings`, started on first use.
+    func bridge(host: String, port: Int, settings: TLSSettings) async throws -> TLSBridge {
+        try await bridges.bridge(for: TLSBridges.Key(host: host, port: port, settings: settings)) { path in
+            try await TLSBridge.start(
+                socketPath: path, host: host, port: port, settings: settings, base: baseTLSConfiguration,
+                connectTimeout: connectTimeout, group: client.eventLoopGroup)
+        }
+    }
+
+    // MARK: - Reset
 
     /// Refuses loads until the reset ends; with `ResetMode.cancel`, cancels the transfers in flight (streams
     /// included), whose loads complete with `cancelled` at once.
@@ -250,5 +306,121 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
 
     public override func endReset() {
         state.withLockedValue { $0.resetsInProgress -= 1 }
+    }
+}
+
+extension TransportCapabilities {
+    /// AsyncHTTPClient, through ``AsyncHTTPClientLoader``: it calls server-trust evaluators (over a TLS connection
+    /// the loader makes with NIOSSL) and presents client identities of the form
+    /// `ClientIdentity.Form.certificateChainAndPrivateKey`, on every platform.
+    public static let asyncHTTPClient = TransportCapabilities(
+        name: "AsyncHTTPClient", canEvaluateServerTrust: true, clientIdentityForms: [.certificateChainAndPrivateKey])
+}
+
+/// The loader's TLS bridges, one per server and TLS settings, each with a socket in a folder of the loader's own
+/// that only this user can open; removed with the folder when the loader shuts down.
+final class TLSBridges: Sendable {
+    struct Key: Hashable, Sendable {
+        var host: String
+        var port: Int
+        var settings: TLSSettings
+    }
+
+    private enum Entry {
+        case starting(Task<TLSBridge, any Error>)
+        case running(TLSBridge)
+    }
+
+    private struct State {
+        var entries: [Key: Entry] = [:]
+        var folder: URL?
+        var socketsMade = 0
+        var isClosed = false
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    /// The bridge for `key`, started with `start` (given the socket's path) by the first caller; callers meanwhile
+    /// wait for the same start. A bridge that fails to start is not kept: the next caller tries again.
+    func bridge(
+        for key: Key, start: @escaping @Sendable (String) async throws -> TLSBridge
+    ) async throws -> TLSBridge {
+        enum Found {
+            case bridge(TLSBridge)
+            case starting(Task<TLSBridge, any Error>)
+            case closed
+        }
+        let folder = try folder()
+        let found = state.withLockedValue { state -> Found in
+            if state.isClosed { return .closed }
+            switch state.entries[key] {
+            case .running(let bridge)?:
+                return .bridge(bridge)
+            case .starting(let task)?:
+                return .starting(task)
+            case nil:
+                state.socketsMade += 1
+                let path = folder.appending(path: "\(state.socketsMade).sock").path
+                let task = Task { try await start(path) }
+                state.entries[key] = .starting(task)
+                return .starting(task)
+            }
+        }
+        switch found {
+        case .bridge(let bridge):
+            return bridge
+        case .closed:
+            throw HTTPClientError.alreadyShutdown
+        case .starting(let task):
+            let bridge: TLSBridge
+            do {
+                bridge = try await task.value
+            } catch {
+                state.withLockedValue { state in
+                    if case .starting? = state.entries[key] { state.entries[key] = nil }
+                }
+                throw error
+            }
+            let isClosed = state.withLockedValue { state -> Bool in
+                if state.isClosed { return true }
+                state.entries[key] = .running(bridge)
+                return false
+            }
+            if isClosed {
+                bridge.close()
+                throw HTTPClientError.alreadyShutdown
+            }
+            return bridge
+        }
+    }
+
+    /// The folder of this loader's sockets, made on first use with owner-only permissions.
+    private func folder() throws -> URL {
+        if let folder = state.withLockedValue({ $0.folder }) { return folder }
+        let folder = FileManager.default.temporaryDirectory.appending(path: "http-ahc-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(
+            at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return state.withLockedValue { state in
+            if let existing = state.folder {
+                try? FileManager.default.removeItem(at: folder)
+                return existing
+            }
+            state.folder = folder
+            return folder
+        }
+    }
+
+    /// Closes every bridge and removes the sockets' folder.
+    func close() {
+        let (bridges, folder) = state.withLockedValue { state -> ([TLSBridge], URL?) in
+            state.isClosed = true
+            defer { state.entries = [:] }
+            return (
+                state.entries.values.compactMap { if case .running(let bridge) = $0 { bridge } else { nil } },
+                state.folder
+            )
+        }
+        for bridge in bridges { bridge.close() }
+        if let folder { try? FileManager.default.removeItem(at: folder) }
     }
 }

@@ -1,0 +1,452 @@
+import AsyncHTTPClient
+import Foundation
+import HTTP
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import NIOPosix
+
+/// One request on its way through AsyncHTTPClient: its response delegate. It collects the body (or streams it, or
+/// writes it to a file), measures the transfer, reports progress, and completes its load exactly once — with the
+/// result, at the head for a stream, or as cancelled.
+///
+/// AsyncHTTPClient calls the delegate on the request's event loop, one call at a time; ``cancel()`` comes from any
+/// thread. Every field that both touch is behind the lock.
+final class Transfer: HTTPClientResponseDelegate, Sendable {
+    typealias Response = Void
+
+    /// What becomes of the response's body as it arrives.
+    enum Delivery: Equatable {
+        case buffered
+        case stream
+        case file(URL, offset: Int64)
+    }
+
+    /// A reference that does not keep the stream alive: dropping it is how the consumer stops the transfer.
+    private struct WeakStream {
+        weak var value: HTTPBodyStream?
+    }
+
+    private struct State {
+        var continuation: CheckedContinuation<HTTPResult, Never>?
+        /// Set once the load's outcome is decided; later events only finish a stream or release resources.
+        var isCompleted = false
+        /// Set once the transfer has ended (finished, failed or cancelled).
+        var isEnded = false
+        var task: HTTPClient.Task<Void>?
+        var head: HTTPResponseHead?
+        var body: ByteBuffer?
+        var stream = WeakStream()
+        var file: FileSink?
+        var metrics: HTTPMetrics?
+        /// The stream's consumer is behind: the next body part waits for this promise.
+        var isPaused = false
+        var resume: EventLoopPromise<Void>?
+        /// Produces a streamed request body; cancelled when the transfer ends.
+        var bodyWriter: Task<Void, Never>?
+        var onEnd: (@Sendable () -> Void)?
+        /// The TLS bridge's rejections counted before this transfer started, to tell its own.
+        var bridgeFailuresBefore = 0
+    }
+
+    let request: HTTPRequest
+    let delivery: Delivery
+    private let progress: ProgressReporter?
+    private let totalBytesToSend: Int64?
+    /// The bridge a pinned request goes through, whose rejection explains a lost connection.
+    let bridge: TLSBridge?
+    private let state = NIOLockedValueBox(State())
+
+    init(request: HTTPRequest, totalBytesToSend: Int64?, bridge: TLSBridge?) {
+        self.request = request
+        self.totalBytesToSend = totalBytesToSend
+        self.bridge = bridge
+        switch request.responseDelivery {
+        case .buffered: delivery = .buffered
+        case .stream: delivery = .stream
+        case .file(let url, let offset): delivery = .file(url, offset: offset)
+        }
+        let offset: Int64 = if case .file(_, let offset) = delivery { offset } else { 0 }
+        progress = ProgressReporter(request: request, totalBytesToSend: totalBytesToSend, alreadyReceived: offset)
+    }
+
+    // MARK: - From the load
+
+    /// Stores the continuation; `false` (and the continuation already resumed) if the load was cancelled first.
+    func install(_ continuation: CheckedContinuation<HTTPResult, Never>) -> Bool {
+        let cancelled = state.withLockedValue { state -> Bool in
+            if state.isCompleted { return true }
+            state.continuation = continuation
+            return false
+        }
+        if cancelled { continuation.resume(returning: .failure(HTTPError(.cancelled, request: request))) }
+        return !cancelled
+    }
+
+    /// Hands the request to AsyncHTTPClient; `onEnd` runs once when the transfer has ended (at once when it was
+    /// cancelled before it started).
+    func start(
+        client: HTTPClient, request prepared: HTTPClient.Request, deadline: NIODeadline?,
+        onEnd: @escaping @Sendable () -> Void
+    ) {
+        let failuresBefore = bridge?.failureCount ?? 0
+        let proceed = state.withLockedValue { state -> Bool in
+            if state.isEnded { return false }
+            state.metrics = HTTPMetrics(startingNowFor: request)
+            state.onEnd = onEnd
+            state.bridgeFailuresBefore = failuresBefore
+            return true
+        }
+        guard proceed else { return onEnd() }
+        request.emit(.attemptStarted)
+        let task = client.execute(request: prepared, delegate: self, deadline: deadline, logger: nil)
+        let cancelledMeanwhile = state.withLockedValue { state -> Bool in
+            if state.isEnded { return true }
+            state.task = task
+            return false
+        }
+        if cancelledMeanwhile { task.cancel() }
+    }
+
+    /// Keeps the task that writes a streamed request body, to cancel it when the transfer ends.
+    func own(bodyWriter: Task<Void, Never>) {
+        let ended = state.withLockedValue { state -> Bool in
+            if state.isEnded { return true }
+            state.bodyWriter = bodyWriter
+            return false
+        }
+        if ended { bodyWriter.cancel() }
+    }
+
+    /// Cancels the transfer: the load, if it has not returned, completes as cancelled; a stream ends as cancelled.
+    /// AsyncHTTPClient then reports the task failed, which ends the transfer; a transfer not yet handed to it ends
+    /// here.
+    func cancel() {
+        let (task, continuation, stream, resume) = state.withLockedValue {
+            state -> (HTTPClient.Task<Void>?, CheckedContinuation<HTTPResult, Never>?, HTTPBodyStream?,
+                EventLoopPromise<Void>?) in
+            if !state.isEnded, !state.isCompleted { state.metrics?.end = .now }
+            state.isCompleted = true
+            if state.task == nil { state.isEnded = true }
+            defer {
+                state.continuation = nil
+                state.resume = nil
+            }
+            return (state.task, state.continuation, state.stream.value, state.resume)
+        }
+        stream?.finish(throwing: HTTPError(.cancelled, request: request))
+        task?.cancel()
+        resume?.succeed()
+        continuation?.resume(returning: result(.failure(HTTPError(.cancelled, request: request))))
+        if task == nil { ended() }
+    }
+
+    // MARK: - AsyncHTTPClient's delegate
+
+    func didSendRequestPart(task: HTTPClient.Task<Void>, _ part: IOData) {
+        let total = state.withLockedValue { state -> Int64 in
+            state.metrics?.requestBodyBytesSent += Int64(part.readableBytes)
+            return state.metrics?.requestBodyBytesSent ?? 0
+        }
+        progress?.sent(totalBytes: total, expected: totalBytesToSend)
+    }
+
+    func didSendRequest(task: HTTPClient.Task<Void>) {
+        state.withLockedValue { $0.metrics?.requestSent = .now }
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        if let progress {
+            progress.receivedHead(
+                status: Int(head.status.code), contentRange: head.headers.first(name: "Content-Range"),
+                declaredLength: head.headers.first(name: "Content-Length").flatMap { Int64($0) })
+        }
+        state.withLockedValue { state in
+            state.head = head
+            state.metrics?.responseHeadReceived = .now
+        }
+        if request.isObserved {
+            request.emit(.responseHeadReceived, result: .success(response(for: head, body: Data())))
+        }
+        switch delivery {
+        case .buffered:
+            break
+        case .stream:
+            let stream = HTTPBodyStream(request: request)
+            let continuation = state.withLockedValue { state -> CheckedContinuation<HTTPResult, Never>? in
+                guard !state.isCompleted, let continuation = state.continuation else { return nil }
+                state.continuation = nil
+                state.isCompleted = true
+                state.stream.value = stream
+                return continuation
+            }
+            guard let continuation else { break }
+            stream.connect(
+                cancel: { [weak self] in self?.cancel() },
+                pause: { [weak self] paused in self?.setPaused(paused) })
+            var response = response(for: head, body: Data())
+            response.bodyStream = stream
+            var metrics = state.withLockedValue { $0.metrics }
+            metrics?.end = .now  // a stream's load ends when its head arrives
+            continuation.resume(returning: result(.success(response), metrics: metrics))
+        case .file(let url, let offset):
+            guard head.status == .ok || head.status == .partialContent else { break }
+            do {
+                let start = head.status == .partialContent ? try Self.rangeStart(of: head, expected: offset) : 0
+                let sink = try FileSink(url: url, truncatingAt: start)
+                state.withLockedValue { $0.file = sink }
+            } catch {
+                task.fail(reason: error)
+            }
+        }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        progress?.received(buffer.readableBytes)
+        state.withLockedValue { $0.metrics?.responseBodyBytesReceived += Int64(buffer.readableBytes) }
+        switch delivery {
+        case .stream:
+            let (stream, isCompleted) = state.withLockedValue { ($0.stream.value, $0.isCompleted) }
+            guard let stream else {
+                if isCompleted { cancel() }  // the consumer dropped the stream
+                return task.eventLoop.makeSucceededVoidFuture()
+            }
+            stream.deliver(Data(buffer: buffer, byteTransferStrategy: .noCopy))
+            // Backpressure: while the consumer is behind, the next part waits (AsyncHTTPClient stops reading).
+            return state.withLockedValue { state -> EventLoopFuture<Void> in
+                guard state.isPaused, !state.isEnded else { return task.eventLoop.makeSucceededVoidFuture() }
+                let promise = task.eventLoop.makePromise(of: Void.self)
+                state.resume = promise
+                return promise.futureResult
+            }
+        case .file:
+            if let file = state.withLockedValue({ $0.file }) {
+                // Written off the event loop; the next part waits for the write.
+                let promise = task.eventLoop.makePromise(of: Void.self)
+                file.write(Data(buffer: buffer, byteTransferStrategy: .noCopy), completing: promise)
+                return promise.futureResult
+            }
+            collect(buffer)  // a status whose body is not written to the file
+            return task.eventLoop.makeSucceededVoidFuture()
+        case .buffered:
+            collect(buffer)
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+    }
+
+    private func collect(_ buffer: ByteBuffer) {
+        state.withLockedValue { state in
+            if state.body == nil {
+                state.body = buffer
+            } else {
+                var copy = buffer
+                state.body!.writeBuffer(&copy)
+            }
+        }
+    }
+
+    func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
+        finish(error: error)
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Void>) throws {
+        finish(error: nil)
+    }
+
+    // MARK: - Ending
+
+    private func setPaused(_ paused: Bool) {
+        let resume = state.withLockedValue { state -> EventLoopPromise<Void>? in
+            state.isPaused = paused
+            guard !paused else { return nil }
+            defer { state.resume = nil }
+            return state.resume
+        }
+        resume?.succeed()
+    }
+
+    /// Ends the transfer with what AsyncHTTPClient reported: completes the load (unless a stream's head or a
+    /// cancellation completed it already) and ends the stream.
+    private func finish(error: (any Error)?) {
+        struct Taken {
+            var continuation: CheckedContinuation<HTTPResult, Never>?
+            var head: HTTPResponseHead?
+            var body: ByteBuffer?
+            var stream: HTTPBodyStream?
+            var file: FileSink?
+            var resume: EventLoopPromise<Void>?
+            var metrics: HTTPMetrics?
+            var bridgeFailuresBefore: Int
+        }
+        let totalBytesToSend = self.totalBytesToSend
+        let taken = state.withLockedValue { state -> Taken? in
+            guard !state.isEnded else { return nil }
+            state.isEnded = true
+            if var metrics = state.metrics {
+                if !state.isCompleted { metrics.end = .now }
+                if metrics.requestBodyBytesSent == 0, error == nil { metrics.requestBodyBytesSent = totalBytesToSend ?? 0 }
+                state.metrics = metrics
+            }
+            defer {
+                state.isCompleted = true
+                state.continuation = nil
+                state.body = nil
+                state.file = nil
+                state.resume = nil
+            }
+            return Taken(
+                continuation: state.isCompleted ? nil : state.continuation, head: state.head, body: state.body,
+                stream: state.stream.value, file: state.file, resume: state.resume, metrics: state.metrics,
+                bridgeFailuresBefore: state.bridgeFailuresBefore)
+        }
+        guard let taken else { return }
+        taken.resume?.succeed()
+        var failure = error
+        if let file = taken.file {
+            do { try file.close() } catch { failure = failure ?? error }  // waits for the write under way
+        }
+        if let failure, let bridge, let rejection = bridge.failure(since: taken.bridgeFailuresBefore),
+            !(failure is ServerTrustRejection), (failure as? HTTPClientError) != .cancelled
+        {
+            failure = rejection  // the bridge refused the server: that is why the connection closed
+        }
+        if let stream = taken.stream {
+            stream.finish(throwing: failure.map { transportError($0, head: taken.head) })
+        }
+        if failure == nil { progress?.complete() }
+        if let continuation = taken.continuation {
+            let outcome: HTTPResult
+            if let failure {
+                outcome = .failure(transportError(failure, head: taken.head))
+            } else if let head = taken.head {
+                var response = response(
+                    for: head, body: taken.body.map { Data(buffer: $0, byteTransferStrategy: .noCopy) } ?? Data())
+                if taken.file != nil, case .file(let url, _) = delivery { response.fileURL = url }
+                outcome = .success(response)
+            } else {
+                outcome = .failure(
+                    HTTPError(.invalidResponse, request: request, message: "the transfer ended without a response"))
+            }
+            continuation.resume(returning: result(outcome, metrics: taken.metrics))
+        }
+        ended()
+    }
+
+    private func ended() {
+        let (onEnd, writer) = state.withLockedValue { state in
+            defer {
+                state.onEnd = nil
+                state.bodyWriter = nil
+                state.task = nil
+            }
+            state.isEnded = true
+            return (state.onEnd, state.bodyWriter)
+        }
+        writer?.cancel()
+        onEnd?()
+    }
+
+    /// `outcome` with this attempt's metrics, reported to the load's observers.
+    private func result(_ outcome: HTTPResult, metrics given: HTTPMetrics? = nil) -> HTTPResult {
+        guard let metrics = given ?? state.withLockedValue({ $0.metrics }) else { return outcome }
+        var result = outcome
+        switch result {
+        case .success(var response):
+            response.metrics = metrics
+            result = .success(response)
+        case .failure(var error):
+            error.metrics = metrics
+            result = .failure(error)
+        }
+        request.emit(.attemptFinished, result: result)
+        return result
+    }
+
+    /// The error for a transfer that failed, keeping the response's head when it had arrived.
+    private func transportError(_ error: any Error, head: HTTPResponseHead?) -> HTTPError {
+        var failure = HTTPError(request: request, asyncHTTPClientError: error)
+        if let file = error as? FileSink.Failure {
+            failure = HTTPError(.unknown, request: request, message: file.description, underlyingError: error)
+        }
+        if failure.response == nil, let head { failure.response = response(for: head, body: Data()) }
+        return failure
+    }
+
+    private func response(for head: HTTPResponseHead, body: Data) -> HTTPResponse {
+        var headers = HTTP.HTTPHeaders()
+        for (name, value) in head.headers { headers.add(value, for: name) }
+        return HTTPResponse(
+            request: request, status: HTTPStatus(rawValue: Int(head.status.code)), headers: headers, body: body)
+    }
+
+    // MARK: - Files
+
+    /// The first byte a `206` carries, which must be the one asked for: `Content-Range: bytes first-last/length`.
+    private static func rangeStart(of head: HTTPResponseHead, expected: Int64) throws -> Int64 {
+        let range = head.headers.first(name: "Content-Range") ?? ""
+        let spec = range.trimmingCharacters(in: .whitespaces)
+        let first = spec.lowercased().hasPrefix("bytes ") ? spec.dropFirst(6).prefix { $0 != "-" } : ""
+        guard let start = Int64(first), start == expected else {
+            throw FileSink.Failure(
+                description:
+                    "the server answered 206 with Content-Range '\(range)', not one starting at byte \(expected)")
+        }
+        return start
+    }
+}
+
+/// A download's file: written in order on a queue of its own, off the event loop; closed once the writes under way
+/// are done.
+final class FileSink: Sendable {
+    /// A problem with the download's file, naming it.
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private let url: URL
+    /// Used only on `queue`, one operation at a time.
+    private let handle: FileHandle
+    private let queue = DispatchQueue(label: "HTTPAsyncHTTPClient.FileSink")
+
+    /// Opens `url` for writing after its first `offset` bytes, creating it if needed.
+    init(url: URL, truncatingAt offset: Int64) throws {
+        self.url = url
+        if !FileManager.default.fileExists(atPath: url.path) {
+            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+                throw Failure(description: "could not create \(url.path)")
+            }
+        }
+        do {
+            handle = try FileHandle(forWritingTo: url)
+            try handle.truncate(atOffset: UInt64(max(0, offset)))
+            try handle.seekToEnd()
+        } catch {
+            throw Failure(description: "could not open \(url.path) for writing: \(error)")
+        }
+    }
+
+    /// Appends `data`, then completes `promise`: failed with a ``Failure`` when the write fails.
+    func write(_ data: Data, completing promise: EventLoopPromise<Void>) {
+        queue.async { [handle, url] in
+            do {
+                try handle.write(contentsOf: data)
+                promise.succeed()
+            } catch {
+                promise.fail(Failure(description: "could not write the response to \(url.path): \(error)"))
+            }
+        }
+    }
+
+    /// Closes the file once the writes under way are done.
+    func close() throws {
+        try queue.sync { [handle, url] in
+            do {
+                try handle.close()
+            } catch {
+                throw Failure(description: "could not write the response to \(url.path): \(error)")
+            }
+        }
+    }
+}

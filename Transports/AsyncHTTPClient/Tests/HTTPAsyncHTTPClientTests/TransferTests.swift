@@ -1,0 +1,273 @@
+import Foundation
+import HTTP
+import HTTPAsyncHTTPClient
+import Testing
+
+/// Bodies that stream both ways and downloads to disk, against nginx, httpbin and the download server.
+@Suite(.enabled(if: TestServers.haveHTTP, "needs the local servers: run through scripts/test.sh"))
+struct TransferTests {
+    let httpbin = TestServers.httpbin!
+    let nginx = TestServers.nginx!
+    let downloads = TestServers.downloads!
+
+    /// What the download server's `/echo` saw of a body.
+    private struct Echo: Decodable {
+        var length: Int
+        var chunked: Bool
+        var contentLength: String?
+        var contentType: String?
+        var head: String
+    }
+
+    private func echo(_ body: any HTTPBody, with loader: HTTPLoader) async throws -> Echo {
+        let url = downloads.appending(path: "echo")
+        let response = try await loader.load(HTTPRequest(method: .post, url: url, body: body)).get()
+        return try JSONDecoder().decode(Echo.self, from: response.body)
+    }
+
+    private func leftovers(in folder: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".download") }
+    }
+
+    // MARK: - Request bodies
+
+    @Test func aFileIsUploadedFromDiskWithItsLength() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appending(path: "upload.bin")
+        try downloadPattern(0..<3_000_000).write(to: file)
+        try await withLoader { loader in
+            let reports = Box<[HTTPProgress]>([])
+            var request = HTTPRequest(
+                method: .post, url: downloads.appending(path: "echo"), body: FileBody(file, contentType: "text/plain"))
+            request.progressHandler = { progress in reports.withLock { $0.append(progress) } }
+            let response = try await loader.load(request).get()
+            let echo = try JSONDecoder().decode(Echo.self, from: response.body)
+            #expect(echo.length == 3_000_000)
+            #expect(echo.contentLength == "3000000")
+            #expect(!echo.chunked)
+            #expect(echo.contentType == "text/plain")
+            #expect(reports.value.last?.bytesSent == 3_000_000)
+            #expect(reports.value.count > 2, "progress as the file goes out, not only at the end")
+            #expect(response.metrics?.requestBodyBytesSent == 3_000_000)
+        }
+    }
+
+    @Test(arguments: [Int64?.none, 300_000])
+    func aSequenceOfChunksIsSentAsItComes(length: Int64?) async throws {
+        try await withLoader { loader in
+            let chunks = AsyncStream<Data> { continuation in
+                for index in 0..<30 {
+                    continuation.yield(Data(repeating: UInt8(ascii: "a") + UInt8(index % 26), count: 10_000))
+                }
+                continuation.finish()
+            }
+            let echo = try await echo(StreamBody(length: length, contentType: "text/plain", chunks), with: loader)
+            #expect(echo.length == 300_000)
+            #expect(echo.head == String(repeating: "a", count: 64))
+            #expect(echo.chunked == (length == nil))
+            #expect(!(echo.chunked && echo.contentLength != nil))
+        }
+    }
+
+    @Test func aBodyThatFailsToProduceItsBytesFailsTheRequest() async throws {
+        struct Broken: Error {}
+        try await withLoader { loader in
+            let chunks = AsyncThrowingStream<Data, any Error> { continuation in
+                continuation.yield(Data(count: 1000))
+                continuation.finish(throwing: Broken())
+            }
+            let request = HTTPRequest(
+                method: .post, url: downloads.appending(path: "echo"), body: StreamBody(length: nil, chunks))
+            let error = try #require(await loader.load(request).error)
+            #expect(error.code == .invalidRequest, "\(error)")
+            #expect(error.message.contains("could not be read"), "\(error.message)")
+        }
+    }
+
+    // MARK: - Streamed responses
+
+    @Test func aStreamedResponseArrivesHeadFirstThenInLines() async throws {
+        try await withLoader { loader in
+            let streamed = try await loader.stream(HTTPRequest(url: httpbin.appending(path: "stream/20"))).get()
+            #expect(streamed.head.status == .ok)
+            #expect(streamed.head.body.isEmpty)
+            var lines = 0
+            for try await line in streamed.body.lines where !line.isEmpty { lines += 1 }
+            #expect(lines == 20)
+        }
+    }
+
+    @Test func aSlowConsumerKeepsTheBufferBounded() async throws {
+        try await withLoader { loader in
+            let streamed = try await loader.stream(HTTPRequest(url: nginx.appending(path: "download/32M.bin"))).get()
+            let body = streamed.body
+            var largest = 0
+            var received = 0
+            var matches = true
+            for try await chunk in body {
+                if matches { matches = chunk == downloadPattern(received..<received + chunk.count) }
+                received += chunk.count
+                largest = max(largest, body.bufferedByteCount)
+                if received < 4 * 1024 * 1024 { try await Task.sleep(for: .milliseconds(2)) }
+            }
+            #expect(received == 32 * 1024 * 1024)
+            #expect(matches, "the bytes arrive in order, unchanged")
+            // The limit, plus what was already on its way when the transfer paused.
+            #expect(largest <= body.bufferLimit + 1024 * 1024, "held \(largest) bytes for a consumer that lagged")
+        }
+    }
+
+    @Test func cancellingAStreamStopsTheTransfer() async throws {
+        try await withLoader { loader in
+            let streamed = try await loader.stream(HTTPRequest(url: nginx.appending(path: "download/32M.bin"))).get()
+            var received = 0
+            do {
+                for try await chunk in streamed.body {
+                    received += chunk.count
+                    if received > 1_000_000 { streamed.body.cancel() }
+                }
+                Issue.record("the stream ended normally after a cancel")
+            } catch {
+                #expect(error.code == .cancelled)
+            }
+            #expect(received < 32 * 1024 * 1024)
+            let reset: Void? = await withDeadline(seconds: 10) { await loader.reset() }
+            #expect(reset != nil, "the cancelled transfer kept the loader busy")
+        }
+    }
+
+    @Test func aCancellingResetEndsAStreamInFlight() async throws {
+        try await withLoader { loader in
+            let drip = try #require(URL(string: "\(httpbin.absoluteString)/drip?duration=30&numbytes=10"))
+            let streamed = try await loader.stream(HTTPRequest(url: drip)).get()
+            await loader.reset(mode: .cancel)
+            do {
+                for try await _ in streamed.body {}
+                Issue.record("the stream went on after a cancelling reset")
+            } catch {
+                #expect(error.code == .cancelled)
+            }
+        }
+    }
+
+    // MARK: - Downloads
+
+    @Test func aDownloadLandsInPlaceWithProgress() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appending(path: "32M.bin")
+        try await withLoader { loader in
+            let reports = Box<[HTTPProgress]>([])
+            var request = HTTPRequest(url: nginx.appending(path: "download/32M.bin"))
+            request.progressHandler = { progress in reports.withLock { $0.append(progress) } }
+            let response = try await loader.download(request, to: destination).get()
+            #expect(response.status == .ok)
+            #expect(response.fileURL == destination)
+            #expect(response.body.isEmpty)
+            #expect(try holdsDownloadPattern(destination, size: 32 * 1024 * 1024))
+            #expect(try leftovers(in: folder).isEmpty)
+            let progress = reports.value
+            #expect(progress.count > 2 && progress.count < 2_000, "\(progress.count) reports")
+            let last = try #require(progress.last)
+            #expect(last.bytesReceived == Int64(32 * 1024 * 1024), "\(last)")
+            #expect(last.fractionCompleted == 1)
+            #expect(zip(progress, progress.dropFirst()).allSatisfy { $0.bytesReceived <= $1.bytesReceived })
+        }
+    }
+
+    @Test func aDownloadCutOffHalfWayResumesWhereItStopped() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appending(path: "file.bin")
+        let size = 3_000_000
+        let key = UUID().uuidString
+        try await withLoader { loader in
+            let attempts = Box<[HTTPRequest]>([])
+            let chain =
+                ModifyRequest { request in
+                    attempts.withLock { $0.append(request) }
+                    return request
+                } --> loader
+            let url = URL(string: "\(downloads.absoluteString)/file/\(size)?drop=\(key)")!
+            let reports = Box<[HTTPProgress]>([])
+            var request = HTTPRequest(url: url)
+            request.progressHandler = { progress in reports.withLock { $0.append(progress) } }
+            let response = try await chain.download(request, to: destination).get()
+            #expect(response.status == .partialContent)
+            #expect(try holdsDownloadPattern(destination, size: size))
+            let resumed = reports.value.filter { $0.bytesReceived >= Int64(size / 2) && $0.totalBytesToReceive != nil }
+            #expect(resumed.allSatisfy { $0.totalBytesToReceive == Int64(size) }, "\(resumed)")
+            #expect(reports.value.last?.bytesReceived == Int64(size))
+            let sent = attempts.value
+            #expect(sent.count == 2)
+            #expect(sent.last?.headers["Range"] == "bytes=\(size / 2)-")
+            #expect(sent.last?.headers["If-Range"] == "\"\(size)-1\"")
+            #expect(try leftovers(in: folder).isEmpty)
+        }
+    }
+
+    @Test func aDownloadWhoseEntityChangedStartsOver() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appending(path: "file.bin")
+        let size = 2_000_000
+        let key = UUID().uuidString
+        try await withLoader { loader in
+            let url = URL(string: "\(downloads.absoluteString)/file/\(size)?drop=\(key)&change=\(key)")!
+            let response = try await loader.download(HTTPRequest(url: url), to: destination).get()
+            #expect(response.status == .ok)
+            #expect(response[header: "ETag"] == "\"\(size)-1-changed\"")
+            #expect(try holdsDownloadPattern(destination, size: size))
+        }
+    }
+
+    @Test func aRangeOfNginxsFileIsAppendedAtItsOffset() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appending(path: "part.bin")
+        try downloadPattern(0..<1_000).write(to: file)
+        try await withLoader { loader in
+            var request = HTTPRequest(url: nginx.appending(path: "download/32M.bin"))
+            request.headers["Range"] = "bytes=1000-"
+            request.responseDelivery = .file(file, resumingAt: 1_000)
+            let response = try await loader.load(request).get()
+            #expect(response.status == .partialContent)
+            #expect(response.fileURL == file)
+            #expect(try holdsDownloadPattern(file, size: 32 * 1024 * 1024))
+        }
+    }
+
+    @Test func aCancelledDownloadLeavesNothingBehind() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appending(path: "file.bin")
+        try Data("the old file".utf8).write(to: destination)
+        try await withLoader { loader in
+            let received = Box<Int64>(0)
+            var request = HTTPRequest(url: URL(string: "\(downloads.absoluteString)/file/50000000?slow=20")!)
+            request.progressHandler = { progress in received.withLock { $0 = progress.bytesReceived } }
+            let download = Task(priority: .high) { await loader.download(request, to: destination) }
+            await eventually { received.value > 100_000 }
+            download.cancel()
+            #expect(await download.value.error?.code == .cancelled)
+            #expect(try leftovers(in: folder).isEmpty)
+            #expect(try Data(contentsOf: destination) == Data("the old file".utf8))
+        }
+    }
+
+    @Test func aFailedStatusKeepsItsBodyAndTouchesNoFile() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appending(path: "missing.bin")
+        try await withLoader { loader in
+            let response = try await loader.download(
+                HTTPRequest(url: nginx.appending(path: "download/missing.bin")), to: destination
+            ).get()
+            #expect(response.status == .notFound)
+            #expect(response.fileURL == nil)
+            #expect(!response.body.isEmpty)
+            #expect(!FileManager.default.fileExists(atPath: destination.path))
+        }
+    }
+}
