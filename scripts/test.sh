@@ -5,16 +5,18 @@
 #      Apple-only code (Combine, Security, CryptoKit branches) type-checked against stand-ins (PlatformCheck/);
 #   2. unit and integration tests against real local servers (scripts/servers.sh starts httpbin and an
 #      OpenID Connect provider on 127.0.0.1 and stops them afterwards);
-#   3. the DocC catalogs, built with warnings as errors so that every symbol link resolves;
-#   4. the same suite again, built with ThreadSanitizer, with TSAN_OPTIONS=halt_on_error=1 so that any
+#   3. the AsyncHTTPClient transport (Transports/AsyncHTTPClient, a package of its own): built with its own
+#      targets' warnings as errors (its Package.swift says so), its tests run against the same local servers;
+#   4. the DocC catalogs, built with warnings as errors so that every symbol link resolves;
+#   5. the product's suite again, built with ThreadSanitizer, with TSAN_OPTIONS=halt_on_error=1 so that any
 #      race report aborts the run;
-#   5. each libFuzzer target of Fuzz/ for a short, fixed time (scripts/fuzz.sh, built with AddressSanitizer).
+#   6. each libFuzzer target of Fuzz/ for a short, fixed time (scripts/fuzz.sh, built with AddressSanitizer).
 #
 # Exits non-zero on any failed test, any formatting or compiler warning, any ThreadSanitizer report, a server that
 # does not start, a run in which no test executed, or any fuzzing finding (a crash, a failed oracle, a leak, a
 # timeout or a sanitizer report). HTTP_REQUIRE_SERVERS=1 makes a missing server a test failure rather than a skip.
 #
-# Options (environment): SKIP_TSAN=1 skips step 4 and SKIP_FUZZ=1 step 5, for a quick local run; CI sets neither.
+# Options (environment): SKIP_TSAN=1 skips step 5 and SKIP_FUZZ=1 step 6, for a quick local run; CI sets neither.
 # FUZZ_SECONDS (default 20) is how long each fuzz target runs, two at a time.
 set -euo pipefail
 
@@ -92,6 +94,16 @@ check_log "$LOG_DIR/platform-check-combine.log" "Combine tests against OpenCombi
 echo "apple-only code type-checks: $((SECONDS - platform_start)) s"
 
 run_suite unit-and-integration
+
+step "AsyncHTTPClient transport: build (its targets' warnings are errors) and tests"
+transport_start=$SECONDS
+swift format lint --strict --recursive Transports/AsyncHTTPClient/Sources Transports/AsyncHTTPClient/Tests \
+  Transports/AsyncHTTPClient/Package.swift \
+  || fail "formatting: run 'swift format format -i -r Transports/AsyncHTTPClient'"
+swift build --package-path Transports/AsyncHTTPClient --build-tests \
+  || fail "the AsyncHTTPClient transport does not build (or has a warning)"
+run_suite asynchttpclient-transport --package-path Transports/AsyncHTTPClient
+echo "AsyncHTTPClient transport step, build included: $((SECONDS - transport_start)) s"
 
 step "documentation: every DocC catalog builds without a warning (symbol links resolve)"
 # dump-symbol-graph extracts the graphs from the built modules on every run, so incremental builds work. It

@@ -16,7 +16,7 @@ public import Security
 /// |---|---|---|
 /// | URLSession on Apple platforms | presented | refused before sending |
 /// | URLSession on Linux | refused before sending | refused before sending |
-/// | AsyncHTTPClient (planned) | — | presented |
+/// | AsyncHTTPClient (`AsyncHTTPClientLoader`) | — | presented |
 ///
 /// ```swift
 /// // On Apple platforms: an identity from the keychain or from SecPKCS12Import.

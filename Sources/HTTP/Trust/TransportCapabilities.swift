@@ -16,6 +16,7 @@
 /// |---|---|---|
 /// | ``urlSession`` on Apple platforms | yes | ``ClientIdentity/Form/secIdentity`` |
 /// | ``urlSession`` on Linux | no: it has no server-trust challenge | no |
+/// | `asyncHTTPClient` (a package of its own) | yes | ``ClientIdentity/Form/certificateChainAndPrivateKey`` |
 public struct TransportCapabilities: Sendable, Hashable {
     /// The transport's name in messages, such as "URLSession on Linux".
     public var name: String

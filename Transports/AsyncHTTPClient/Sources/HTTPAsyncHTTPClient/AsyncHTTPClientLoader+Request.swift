@@ -1,6 +1,6 @@
 import AsyncHTTPClient
 import Foundation
-public import HTTP
+import HTTP
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1

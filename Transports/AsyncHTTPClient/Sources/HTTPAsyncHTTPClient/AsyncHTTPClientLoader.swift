@@ -2,7 +2,8 @@ public import AsyncHTTPClient
 import Foundation
 public import HTTP
 import NIOConcurrencyHelpers
-import NIOCore
+public import NIOCore
+import NIOHTTPCompression
 import NIOPosix
 public import NIOSSL
 
@@ -79,7 +80,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     /// Whether the loader made ``client`` and so shuts it down.
     private let ownsClient: Bool
     private let connectTimeout: TimeAmount
-    private let description: String
+    private let configurationText: String
     private let bridges: TLSBridges
     private let state = NIOLockedValueBox(State())
 
@@ -131,7 +132,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
         self.tls = TLSSettings(serverTrustEvaluator: serverTrustEvaluator, clientIdentity: clientIdentity)
         self.baseTLSConfiguration = configuration.tlsConfiguration ?? .makeClientConfiguration()
         self.connectTimeout = configuration.timeout.connect ?? .seconds(10)
-        self.description = Self.describe(configuration)
+        self.configurationText = Self.describe(configuration)
         self.bridges = TLSBridges()
     }
 
@@ -142,7 +143,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     ///     before the chain sees them.
     ///   - tlsConfiguration: The TLS configuration that pinned connections and client identities start from (trust
     ///     roots, TLS versions): the one the client was made with, if any — a client does not reveal it; NIOSSL's
-    ///     client default otherwise.
+    ///     client default otherwise. Pinned connections are made with a connect timeout of 10 s.
     ///   - serverTrustEvaluator: As for ``init(configuration:eventLoopGroup:serverTrustEvaluator:clientIdentity:)``.
     ///   - clientIdentity: As for ``init(configuration:eventLoopGroup:serverTrustEvaluator:clientIdentity:)``.
     public init(
@@ -155,8 +156,8 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
         self.ownsClient = false
         self.tls = TLSSettings(serverTrustEvaluator: serverTrustEvaluator, clientIdentity: clientIdentity)
         self.baseTLSConfiguration = tlsConfiguration ?? .makeClientConfiguration()
-        self.connectTimeout = client.configuration.timeout.connect ?? .seconds(10)
-        self.description = "client: borrowed, " + Self.describe(client.configuration)
+        self.connectTimeout = .seconds(10)
+        self.configurationText = "client: borrowed"
         self.bridges = TLSBridges()
     }
 
@@ -182,7 +183,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     }
 
     /// The client's timeouts and connection limits.
-    public override var configurationDescription: String { description }
+    public override var configurationDescription: String { configurationText }
 
     private static func describe(_ configuration: HTTPClient.Configuration) -> String {
         let connect = configuration.timeout.connect.map(Self.format) ?? "10 s"
@@ -273,8 +274,8 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     func bridge(host: String, port: Int, settings: TLSSettings) async throws -> TLSBridge {
         try await bridges.bridge(for: TLSBridges.Key(host: host, port: port, settings: settings)) { path in
             try await TLSBridge.start(
-                socketPath: path, host: host, port: port, settings: settings, base: baseTLSConfiguration,
-                connectTimeout: connectTimeout, group: client.eventLoopGroup)
+                socketPath: path, host: host, port: port, settings: settings, base: self.baseTLSConfiguration,
+                connectTimeout: self.connectTimeout, group: self.client.eventLoopGroup)
         }
     }
 

@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-public import HTTP
+import HTTP
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -55,10 +55,10 @@ extension HTTPError {
             case .alreadyShutdown:
                 return (.cannotConnect, "the HTTPClient was shut down")
             case .invalidURL, .emptyHost, .emptyScheme, .traceRequestWithBody, .bodyLengthMismatch,
-                .incompatibleHeaders, .chunkedSpecifiedMultipleTimes, .identityCodingIncorrectlyPresent,
-                .missingSocketPath, .invalidLocalAddress, .writeAfterRequestSent, .requestStreamCancelled:
+                .identityCodingIncorrectlyPresent, .missingSocketPath, .invalidLocalAddress, .writeAfterRequestSent,
+                .requestStreamCancelled:
                 return (.invalidRequest, "AsyncHTTPClient refused to send the request")
-            case .invalidProxyResponse, .httpEndReceivedAfterHeadWith1xx, .contentLengthMissing:
+            case .invalidProxyResponse, .contentLengthMissing:
                 return (.invalidResponse, "the response from \(target) could not be used")
             default:
                 if "\(error)".contains("unsupportedScheme") || "\(error)".contains("invalidHeader") {

@@ -101,6 +101,9 @@ struct ServerTrustVerification: Sendable {
         }
     }
 
+    /// No roots: for an evaluator that replaces the platform's evaluation.
+    static let noRoots = CertificateStore()
+
     /// The trust roots of `configuration`: its `trustRoots` (the system's by default) and `additionalTrustRoots`.
     static func roots(of configuration: TLSConfiguration) throws -> CertificateStore {
         var store: CertificateStore

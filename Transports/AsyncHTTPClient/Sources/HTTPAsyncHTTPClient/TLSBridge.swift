@@ -53,7 +53,8 @@ final class TLSBridge: Sendable {
         let context = try NIOSSLContext(configuration: configuration)
         let verification = ServerTrustVerification(
             evaluator: evaluator, host: host, port: port,
-            roots: evaluator.defaultEvaluation == .required ? try ServerTrustVerification.roots(of: base) : .init())
+            roots: evaluator.defaultEvaluation == .required
+                ? try ServerTrustVerification.roots(of: base) : ServerTrustVerification.noRoots)
         let box = NIOLockedValueBox<TLSBridge?>(nil)
         let address = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         let serverHostname = Self.isAddress(address) ? nil : address
@@ -96,10 +97,22 @@ final class TLSBridge: Sendable {
     }
 
     private func recordFailure(_ error: any Error) {
-        let sendable: any Error & Sendable =
-            (error as? ServerTrustRejection) ?? (error as? NIOSSLError) ?? (error as? NIOSSLExtraError)
-            ?? (error as? IOError) ?? (error as? NIOConnectionError) ?? (error as? ChannelError)
-            ?? SendableError(error)
+        let sendable: any Error & Sendable
+        if let error = error as? ServerTrustRejection {
+            sendable = error
+        } else if let error = error as? NIOSSLError {
+            sendable = error
+        } else if let error = error as? NIOSSLExtraError {
+            sendable = error
+        } else if let error = error as? IOError {
+            sendable = error
+        } else if let error = error as? NIOConnectionError {
+            sendable = error
+        } else if let error = error as? ChannelError {
+            sendable = error
+        } else {
+            sendable = SendableError(error)
+        }
         failures.withLockedValue { $0 = ($0.count + 1, sendable) }
     }
 

@@ -100,7 +100,7 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
         }
         guard proceed else { return onEnd() }
         request.emit(.attemptStarted)
-        let task = client.execute(request: prepared, delegate: self, deadline: deadline, logger: nil)
+        let task = client.execute(request: prepared, delegate: self, deadline: deadline)
         let cancelledMeanwhile = state.withLockedValue { state -> Bool in
             if state.isEnded { return true }
             state.task = task
@@ -307,8 +307,8 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
         if let file = taken.file {
             do { try file.close() } catch { failure = failure ?? error }  // waits for the write under way
         }
-        if let failure, let bridge, let rejection = bridge.failure(since: taken.bridgeFailuresBefore),
-            !(failure is ServerTrustRejection), (failure as? HTTPClientError) != .cancelled
+        if let reported = failure, let bridge, let rejection = bridge.failure(since: taken.bridgeFailuresBefore),
+            !(reported is ServerTrustRejection), (reported as? HTTPClientError) != .cancelled
         {
             failure = rejection  // the bridge refused the server: that is why the connection closed
         }

@@ -2,6 +2,8 @@ import AsyncHTTPClient
 import Foundation
 import HTTP
 import HTTPAsyncHTTPClient
+import NIOCore
+import NIOHTTP1
 import Testing
 
 /// Runs `body` with a loader of its own, shut down afterwards.
@@ -23,12 +25,12 @@ func withLoader<T>(
 struct AsyncHTTPClientLoaderTests {
     let httpbin = TestServers.httpbin!
 
-    func request(_ path: String, method: HTTPMethod = .get, body: any HTTPBody = EmptyBody()) -> HTTPRequest {
+    func request(_ path: String, method: HTTP.HTTPMethod = .get, body: any HTTPBody = EmptyBody()) -> HTTPRequest {
         HTTPRequest(method: method, url: URL(string: httpbin.absoluteString + path)!, body: body)
     }
 
     @Test func aGetReturnsStatusHeadersAndBody() async throws {
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             var request = request("/get?answer=42")
             request.headers["X-Test"] = "hello"
             let response = try await loader.load(request).get()
@@ -42,14 +44,14 @@ struct AsyncHTTPClientLoaderTests {
 
     @Test(arguments: [404, 500, 429])
     func everyStatusIsAResponse(status: Int) async throws {
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let response = try await loader.load(request("/status/\(status)")).get()
             #expect(response.status.rawValue == status)
         }
     }
 
     @Test func aRedirectComesBackUnfollowed() async throws {
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let response = try await loader.load(request("/redirect-to?url=/get&status_code=302")).get()
             #expect(response.status.rawValue == 302)
             #expect(response.headers["Location"] == "/get")
@@ -57,7 +59,7 @@ struct AsyncHTTPClientLoaderTests {
     }
 
     @Test func aJSONBodyIsSentWithItsHeaders() async throws {
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let response = try await loader.load(request("/anything", method: .post, body: JSONBody(["a": 1]))).get()
             let json = response.json
             #expect((json["json"] as? [String: Int]) == ["a": 1])
@@ -66,7 +68,7 @@ struct AsyncHTTPClientLoaderTests {
     }
 
     @Test func aMalformedRequestFailsBeforeSending() async throws {
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             var request = request("/get")
             request.headers["X-Bad"] = "a\r\nInjected: yes"
             let error = try #require(await loader.load(request).error)
@@ -76,7 +78,7 @@ struct AsyncHTTPClientLoaderTests {
     }
 
     @Test func aClosedPortCannotConnectAtOnce() async throws {
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let started = ContinuousClock.now
             let error = try #require(await loader.load(HTTPRequest(url: URL(string: "http://127.0.0.1:9/")!)).error)
             #expect(error.code == .cannotConnect, "\(error)")
@@ -86,7 +88,7 @@ struct AsyncHTTPClientLoaderTests {
     }
 
     @Test func aSlowServerTimesOut() async throws {
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             var request = request("/delay/5")
             request.timeout = .milliseconds(500)
             let started = ContinuousClock.now
@@ -102,7 +104,7 @@ struct AsyncHTTPClientLoaderTests {
     }
 
     @Test func cancellingTheTaskCancelsTheLoadPromptly() async throws {
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let started = Box(false)
             let chain = observing(loader, started: started)
             let load = Task { [request = request("/delay/10")] in await chain.load(request) }
@@ -119,7 +121,7 @@ struct AsyncHTTPClientLoaderTests {
     }
 
     @Test func aLoadCarriesMetricsAndEmitsEvents() async throws {
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let events = Box<[HTTPEvent.Kind]>([])
             let chain = Observe { event in events.withLock { $0.append(event.kind) } } --> loader
             let response = try await chain.load(request("/anything", method: .post, body: DataBody(Data(count: 1000))))
@@ -135,7 +137,7 @@ struct AsyncHTTPClientLoaderTests {
     }
 
     @Test func uploadProgressReachesTheBodysLength() async throws {
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let reports = Box<[HTTPProgress]>([])
             var request = request("/anything", method: .post, body: DataBody(Data(count: 300_000)))
             request.progressHandler = { progress in reports.withLock { $0.append(progress) } }
@@ -171,7 +173,7 @@ struct AsyncHTTPClientLoaderTests {
     }
 
     @Test func aResetDrainsLoadsInFlightAndRefusesNewOnes() async throws {
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let started = Box(false)
             let chain = observing(loader, started: started)
             let inFlight = Task { [request = request("/delay/1")] in await chain.load(request) }
@@ -187,7 +189,7 @@ struct AsyncHTTPClientLoaderTests {
     }
 
     @Test func aCancellingResetCancelsLoadsInFlight() async throws {
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let started = Box(false)
             let chain = observing(loader, started: started)
             let inFlight = Task { [request = request("/delay/10")] in await chain.load(request) }
@@ -200,7 +202,7 @@ struct AsyncHTTPClientLoaderTests {
     }
 
     @Test func describesItsConfiguration() async throws {
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             #expect(loader.configurationDescription.contains("connectTimeout: 10 s"))
         }
     }

@@ -36,7 +36,7 @@ struct TransferTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appending(path: "upload.bin")
         try downloadPattern(0..<3_000_000).write(to: file)
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let reports = Box<[HTTPProgress]>([])
             var request = HTTPRequest(
                 method: .post, url: downloads.appending(path: "echo"), body: FileBody(file, contentType: "text/plain"))
@@ -55,7 +55,7 @@ struct TransferTests {
 
     @Test(arguments: [Int64?.none, 300_000])
     func aSequenceOfChunksIsSentAsItComes(length: Int64?) async throws {
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let chunks = AsyncStream<Data> { continuation in
                 for index in 0..<30 {
                     continuation.yield(Data(repeating: UInt8(ascii: "a") + UInt8(index % 26), count: 10_000))
@@ -72,7 +72,7 @@ struct TransferTests {
 
     @Test func aBodyThatFailsToProduceItsBytesFailsTheRequest() async throws {
         struct Broken: Error {}
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let chunks = AsyncThrowingStream<Data, any Error> { continuation in
                 continuation.yield(Data(count: 1000))
                 continuation.finish(throwing: Broken())
@@ -88,7 +88,7 @@ struct TransferTests {
     // MARK: - Streamed responses
 
     @Test func aStreamedResponseArrivesHeadFirstThenInLines() async throws {
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let streamed = try await loader.stream(HTTPRequest(url: httpbin.appending(path: "stream/20"))).get()
             #expect(streamed.head.status == .ok)
             #expect(streamed.head.body.isEmpty)
@@ -99,7 +99,7 @@ struct TransferTests {
     }
 
     @Test func aSlowConsumerKeepsTheBufferBounded() async throws {
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let streamed = try await loader.stream(HTTPRequest(url: nginx.appending(path: "download/32M.bin"))).get()
             let body = streamed.body
             var largest = 0
@@ -119,7 +119,7 @@ struct TransferTests {
     }
 
     @Test func cancellingAStreamStopsTheTransfer() async throws {
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let streamed = try await loader.stream(HTTPRequest(url: nginx.appending(path: "download/32M.bin"))).get()
             var received = 0
             do {
@@ -129,7 +129,7 @@ struct TransferTests {
                 }
                 Issue.record("the stream ended normally after a cancel")
             } catch {
-                #expect(error.code == .cancelled)
+                #expect((error as? HTTPError)?.code == .cancelled, "\(error)")
             }
             #expect(received < 32 * 1024 * 1024)
             let reset: Void? = await withDeadline(seconds: 10) { await loader.reset() }
@@ -138,7 +138,7 @@ struct TransferTests {
     }
 
     @Test func aCancellingResetEndsAStreamInFlight() async throws {
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let drip = try #require(URL(string: "\(httpbin.absoluteString)/drip?duration=30&numbytes=10"))
             let streamed = try await loader.stream(HTTPRequest(url: drip)).get()
             await loader.reset(mode: .cancel)
@@ -146,7 +146,7 @@ struct TransferTests {
                 for try await _ in streamed.body {}
                 Issue.record("the stream went on after a cancelling reset")
             } catch {
-                #expect(error.code == .cancelled)
+                #expect((error as? HTTPError)?.code == .cancelled, "\(error)")
             }
         }
     }
@@ -157,7 +157,7 @@ struct TransferTests {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let destination = folder.appending(path: "32M.bin")
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let reports = Box<[HTTPProgress]>([])
             var request = HTTPRequest(url: nginx.appending(path: "download/32M.bin"))
             request.progressHandler = { progress in reports.withLock { $0.append(progress) } }
@@ -182,7 +182,7 @@ struct TransferTests {
         let destination = folder.appending(path: "file.bin")
         let size = 3_000_000
         let key = UUID().uuidString
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let attempts = Box<[HTTPRequest]>([])
             let chain =
                 ModifyRequest { request in
@@ -201,7 +201,12 @@ struct TransferTests {
             #expect(reports.value.last?.bytesReceived == Int64(size))
             let sent = attempts.value
             #expect(sent.count == 2)
-            #expect(sent.last?.headers["Range"] == "bytes=\(size / 2)-")
+            // It resumes from what reached the disk: the server cut off at half, and AsyncHTTPClient drops the parts
+            // it had read but not yet handed over when it sees the connection close.
+            let range = try #require(sent.last?.headers["Range"])
+            let resumedAt = try #require(Int(range.dropFirst("bytes=".count).dropLast()))
+            #expect(range.hasPrefix("bytes=") && range.hasSuffix("-"))
+            #expect(resumedAt > 0 && resumedAt <= size / 2, "\(range)")
             #expect(sent.last?.headers["If-Range"] == "\"\(size)-1\"")
             #expect(try leftovers(in: folder).isEmpty)
         }
@@ -213,7 +218,7 @@ struct TransferTests {
         let destination = folder.appending(path: "file.bin")
         let size = 2_000_000
         let key = UUID().uuidString
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let url = URL(string: "\(downloads.absoluteString)/file/\(size)?drop=\(key)&change=\(key)")!
             let response = try await loader.download(HTTPRequest(url: url), to: destination).get()
             #expect(response.status == .ok)
@@ -227,7 +232,7 @@ struct TransferTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appending(path: "part.bin")
         try downloadPattern(0..<1_000).write(to: file)
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             var request = HTTPRequest(url: nginx.appending(path: "download/32M.bin"))
             request.headers["Range"] = "bytes=1000-"
             request.responseDelivery = .file(file, resumingAt: 1_000)
@@ -243,7 +248,7 @@ struct TransferTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let destination = folder.appending(path: "file.bin")
         try Data("the old file".utf8).write(to: destination)
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let received = Box<Int64>(0)
             var request = HTTPRequest(url: URL(string: "\(downloads.absoluteString)/file/50000000?slow=20")!)
             request.progressHandler = { progress in received.withLock { $0 = progress.bytesReceived } }
@@ -260,7 +265,7 @@ struct TransferTests {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let destination = folder.appending(path: "missing.bin")
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let response = try await loader.download(
                 HTTPRequest(url: nginx.appending(path: "download/missing.bin")), to: destination
             ).get()

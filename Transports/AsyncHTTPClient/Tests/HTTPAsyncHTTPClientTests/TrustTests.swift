@@ -35,7 +35,7 @@ struct TrustTests {
     let strangersPin = Data(repeating: 7, count: 32).base64EncodedString()
 
     @Test func aSelfSignedCertificateIsRefused() async throws {
-        try await withLoader { loader in
+        try await withLoader { loader async throws in
             let error = try #require(await loader.load(HTTPRequest(url: selfSigned)).error)
             #expect(error.code == .insecureConnection, "\(error)")
             #expect(error.message.contains("no secure connection to 127.0.0.1"), "\(error.message)")
@@ -43,7 +43,7 @@ struct TrustTests {
     }
 
     @Test func aServerTheConfiguredRootsTrustIsAccepted() async throws {
-        try await withLoader(loaderTrustingTheTestCA()) { loader in
+        try await withLoader(loaderTrustingTheTestCA()) { loader async throws in
             #expect(try await loader.load(HTTPRequest(url: trusted)).get().status == .ok)
             let error = try #require(await loader.load(HTTPRequest(url: wrongName)).error)
             #expect(error.code == .insecureConnection, "a certificate for another name: \(error)")
@@ -52,7 +52,7 @@ struct TrustTests {
 
     @Test func pinningTheCAsKeyTrustsTheServerItIssued() async throws {
         let pinning = try PublicKeyPinning(pins: [try pin(of: "ca.pem")])
-        try await withLoader(loaderTrustingTheTestCA(serverTrustEvaluator: pinning)) { loader in
+        try await withLoader(loaderTrustingTheTestCA(serverTrustEvaluator: pinning)) { loader async throws in
             // The server sends only its own certificate: the CA's key is in the validated chain, not in what it sent.
             let response = try await loader.load(HTTPRequest(url: trusted)).get()
             #expect(response.status == .ok)
@@ -62,7 +62,7 @@ struct TrustTests {
 
     @Test func pinningTheLeafsKeyTrustsTheServer() async throws {
         let pinning = try PublicKeyPinning(pins: [try pin(of: "trusted.pem")], scope: .leafCertificate)
-        try await withLoader(loaderTrustingTheTestCA(serverTrustEvaluator: pinning)) { loader in
+        try await withLoader(loaderTrustingTheTestCA(serverTrustEvaluator: pinning)) { loader async throws in
             #expect(try await loader.load(HTTPRequest(url: trusted)).get().status == .ok)
             #expect(try await loader.load(HTTPRequest(url: trusted)).get().status == .ok, "and a second time")
         }
@@ -70,7 +70,7 @@ struct TrustTests {
 
     @Test func aServerWithoutAPinnedKeyIsRefusedNamingItsPins() async throws {
         let pinning = try PublicKeyPinning(pins: [strangersPin])
-        try await withLoader(loaderTrustingTheTestCA(serverTrustEvaluator: pinning)) { loader in
+        try await withLoader(loaderTrustingTheTestCA(serverTrustEvaluator: pinning)) { loader async throws in
             let error = try #require(await loader.load(HTTPRequest(url: trusted)).error)
             #expect(error.code == .insecureConnection, "\(error)")
             #expect(error.message.contains("server trust refused by PublicKeyPinning"), "\(error.message)")
@@ -83,7 +83,7 @@ struct TrustTests {
     @Test func thePlatformsEvaluationRunsBeforeThePins() async throws {
         // The self-signed server's own key is pinned, but nothing trusts its certificate: refused all the same.
         let pinning = try PublicKeyPinning(pins: [try pin(of: "self-signed.pem")])
-        try await withLoader(AsyncHTTPClientLoader(serverTrustEvaluator: pinning)) { loader in
+        try await withLoader(AsyncHTTPClientLoader(serverTrustEvaluator: pinning)) { loader async throws in
             let error = try #require(await loader.load(HTTPRequest(url: selfSigned)).error)
             #expect(error.code == .insecureConnection, "\(error)")
             #expect(error.message.contains("the platform's trust evaluation failed"), "\(error.message)")
@@ -104,7 +104,7 @@ struct TrustTests {
 
     @Test func anEvaluatorThatReplacesThePlatformsDecidesAlone() async throws {
         let evaluator = PinnedSelfSigned(pin: try pin(of: "self-signed.pem"))
-        try await withLoader(AsyncHTTPClientLoader(serverTrustEvaluator: evaluator)) { loader in
+        try await withLoader(AsyncHTTPClientLoader(serverTrustEvaluator: evaluator)) { loader async throws in
             #expect(try await loader.load(HTTPRequest(url: selfSigned)).get().status == .ok)
             let error = try #require(await loader.load(HTTPRequest(url: trusted)).error)
             #expect(error.message.contains("not the pinned key"), "\(error.message)")
@@ -114,7 +114,7 @@ struct TrustTests {
     @Test func aRequestsOwnPolicyOverridesTheLoaders() async throws {
         let refuseAll = try PublicKeyPinning(pins: [strangersPin])
         let accept = try PublicKeyPinning(pins: [try pin(of: "ca.pem")])
-        try await withLoader(loaderTrustingTheTestCA(serverTrustEvaluator: refuseAll)) { loader in
+        try await withLoader(loaderTrustingTheTestCA(serverTrustEvaluator: refuseAll)) { loader async throws in
             #expect(await loader.load(HTTPRequest(url: trusted)).error?.code == .insecureConnection)
             var pinned = HTTPRequest(url: trusted)
             pinned.serverTrustPolicy = .evaluated(by: accept)
@@ -127,7 +127,7 @@ struct TrustTests {
 
     @Test func aPinnedRequestOverPlainHTTPIsRefusedUnsent() async throws {
         let pinning = try PublicKeyPinning(pins: [strangersPin])
-        try await withLoader(AsyncHTTPClientLoader(serverTrustEvaluator: pinning)) { loader in
+        try await withLoader(AsyncHTTPClientLoader(serverTrustEvaluator: pinning)) { loader async throws in
             let error = try #require(await loader.load(HTTPRequest(url: URL(string: "http://127.0.0.1:9/")!)).error)
             #expect(error.code == .insecureConnection)
             #expect(error.message.contains("plain http"), "\(error.message)")
@@ -136,7 +136,7 @@ struct TrustTests {
 
     @Test func pinnedStreamsAndUploadsGoThroughTheVerifiedConnection() async throws {
         let pinning = try PublicKeyPinning(pins: [try pin(of: "ca.pem")])
-        try await withLoader(loaderTrustingTheTestCA(serverTrustEvaluator: pinning)) { loader in
+        try await withLoader(loaderTrustingTheTestCA(serverTrustEvaluator: pinning)) { loader async throws in
             let streamed = try await loader.stream(HTTPRequest(url: trusted)).get()
             let body = try await streamed.body.collect()
             #expect(String(decoding: body, as: UTF8.self).contains("trusted"))
@@ -156,11 +156,11 @@ struct TrustTests {
         let identity = try makeClientIdentity()
         var request = HTTPRequest(url: trusted)
         request.clientIdentity = identity
-        try await withLoader(loaderTrustingTheTestCA()) { loader in
+        try await withLoader(loaderTrustingTheTestCA()) { loader async throws in
             #expect(try await loader.load(request).get().status == .ok)
         }
         let pinning = try PublicKeyPinning(pins: [try pin(of: "ca.pem")])
-        try await withLoader(loaderTrustingTheTestCA(serverTrustEvaluator: pinning)) { loader in
+        try await withLoader(loaderTrustingTheTestCA(serverTrustEvaluator: pinning)) { loader async throws in
             #expect(try await loader.load(request).get().status == .ok)
         }
     }
