@@ -3,10 +3,14 @@ import PackageDescription
 
 // A terminal loader over AsyncHTTPClient, in a package of its own so that the HTTP product keeps no dependencies.
 // Servers (Vapor, Hummingbird, anything on SwiftNIO) use it in place of URLSessionLoader.
+//
+// This package's own targets treat every warning as an error (the product's CI passes -warnings-as-errors on the
+// command line, which would reach the dependencies here too).
 let upcomingFeatures: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    .treatAllWarnings(as: .error),
 ]
 
 let package = Package(

@@ -56,8 +56,8 @@ public import NIOSSL
 /// ## The client, and shutting it down
 ///
 /// ``init(configuration:eventLoopGroup:serverTrustEvaluator:clientIdentity:)`` makes an `HTTPClient` the loader
-/// owns: call ``shutdown()`` when you are done with it (a service's shutdown hook); it waits for the requests in
-/// flight, and loads after it fail with `cannotConnect`. Should the loader be released without it, its `deinit`
+/// owns: call ``shutdown()`` when you are done with it (a service's shutdown hook); loads after it fail with
+/// `cannotConnect`, the loads in flight complete first. Should the loader be released without it, its `deinit`
 /// starts the client's shutdown and returns at once; it never blocks.
 /// ``init(client:tlsConfiguration:serverTrustEvaluator:clientIdentity:)`` borrows a client you own (Vapor's
 /// `app.http.client.shared`, `HTTPClient.shared`): the loader never shuts it down. Configure such a client with
@@ -169,17 +169,22 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
         }
     }
 
-    /// Shuts the loader down: new loads fail with `cannotConnect` at once; the client the loader made is shut down
-    /// once the requests in flight have completed. A client the loader was given is left running: it is yours to
-    /// shut down. Calling it again does nothing.
+    /// Shuts the loader down: new loads fail with `cannotConnect` at once; the loads in flight complete (a streamed
+    /// body still arriving afterwards is cancelled); then the client the loader made is shut down. A client the
+    /// loader was given is left running: it is yours to shut down. Calling it again does nothing.
     public func shutdown() async {
         let shouldShutDown = state.withLockedValue { state -> Bool in
             defer { state.isShutDown = true }
             return !state.isShutDown
         }
         guard shouldShutDown else { return }
+        await waitUntilIdle()
         bridges.close()
-        if ownsClient { try? await client.shutdown() }
+        if ownsClient {
+            try? await client.shutdown()
+        } else {
+            for transfer in state.withLockedValue({ Array($0.transfers.values) }) { transfer.cancel() }
+        }
     }
 
     /// The client's timeouts and connection limits.

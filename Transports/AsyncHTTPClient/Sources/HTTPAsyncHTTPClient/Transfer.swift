@@ -124,8 +124,10 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
     /// here.
     func cancel() {
         let (task, continuation, stream, resume) = state.withLockedValue {
-            state -> (HTTPClient.Task<Void>?, CheckedContinuation<HTTPResult, Never>?, HTTPBodyStream?,
-                EventLoopPromise<Void>?) in
+            state -> (
+                HTTPClient.Task<Void>?, CheckedContinuation<HTTPResult, Never>?, HTTPBodyStream?,
+                EventLoopPromise<Void>?
+            ) in
             if !state.isEnded, !state.isCompleted { state.metrics?.end = .now }
             state.isCompleted = true
             if state.task == nil { state.isEnded = true }
@@ -286,7 +288,9 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
             state.isEnded = true
             if var metrics = state.metrics {
                 if !state.isCompleted { metrics.end = .now }
-                if metrics.requestBodyBytesSent == 0, error == nil { metrics.requestBodyBytesSent = totalBytesToSend ?? 0 }
+                if metrics.requestBodyBytesSent == 0, error == nil {
+                    metrics.requestBodyBytesSent = totalBytesToSend ?? 0
+                }
                 state.metrics = metrics
             }
             defer {

@@ -132,7 +132,8 @@ struct AsyncHTTPClientLoaderTests {
             #expect(metrics.responseHeadReceived != nil)
             #expect(metrics.requestSent != nil)
             #expect(metrics.end >= metrics.responseHeadReceived!)
-            #expect(events.value == [.loadStarted, .attemptStarted, .responseHeadReceived, .attemptFinished, .loadFinished])
+            #expect(
+                events.value == [.loadStarted, .attemptStarted, .responseHeadReceived, .attemptFinished, .loadFinished])
         }
     }
 
@@ -156,6 +157,17 @@ struct AsyncHTTPClientLoaderTests {
         let error = try #require(await loader.load(request("/get")).error)
         #expect(error.code == .cannotConnect)
         #expect(error.message.contains("shut down"))
+    }
+
+    @Test func shutdownLetsTheLoadsInFlightFinish() async throws {
+        let loader = AsyncHTTPClientLoader()
+        let started = Box(false)
+        let chain = observing(loader, started: started)
+        let inFlight = Task { [request = request("/delay/1")] in await chain.load(request) }
+        await eventually { started.value }
+        await loader.shutdown()
+        #expect(try await inFlight.value.get().status == .ok)
+        #expect(await loader.load(request("/get")).error?.code == .cannotConnect)
     }
 
     @Test func aBorrowedClientIsNeverShutDown() async throws {
