@@ -72,7 +72,7 @@ struct ServerTrustVerification: Sendable {
         let isAddress = IPv4Address(host) != nil || host.contains(":")
         let name = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         var verifier = Verifier(rootCertificates: roots) {
-            RFC5280Policy(validationTime: Date())
+            RFC5280Policy()
             ServerIdentityPolicy(serverHostname: isAddress ? nil : name, serverIP: isAddress ? name : nil)
         }
         let result = await verifier.validate(
