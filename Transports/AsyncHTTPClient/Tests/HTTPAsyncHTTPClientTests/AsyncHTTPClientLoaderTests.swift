@@ -113,7 +113,7 @@ struct AsyncHTTPClientLoaderTests {
             load.cancel()
             let error = try #require(await load.value.error)
             #expect(error.code == .cancelled)
-            #expect(ContinuousClock.now - cancelled < .seconds(2))
+            #expect(ContinuousClock.now - cancelled < .seconds(5), "long before the server would have answered")
             // The loader is idle again: a drain returns at once.
             let reset: Void? = await withDeadline(seconds: 5) { await loader.reset() }
             #expect(reset != nil)
@@ -208,7 +208,7 @@ struct AsyncHTTPClientLoaderTests {
             await eventually { started.value }
             let resetStarted = ContinuousClock.now
             await loader.reset(mode: .cancel)
-            #expect(ContinuousClock.now - resetStarted < .seconds(3))
+            #expect(ContinuousClock.now - resetStarted < .seconds(5), "long before the server would have answered")
             #expect(await inFlight.value.error?.code == .cancelled)
         }
     }
