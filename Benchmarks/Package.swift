@@ -3,7 +3,8 @@ import PackageDescription
 
 // Benchmarks for the HTTP package. A package of their own, so that the product stays free of dependencies:
 // ordo-one/benchmark drives the detailed runs (time and allocations per request), swift-openapi-runtime and
-// swift-openapi-urlsession are what the chain is compared with, and BudgetReport measures the figures
+// swift-openapi-urlsession are what the chain is compared with, AsyncHTTPClient is the other transport (the
+// chain over Transports/AsyncHTTPClient against raw AsyncHTTPClient), and BudgetReport measures the figures
 // DESIGN.md budgets and prints them with PASS or FAIL. Run everything with scripts/bench.sh.
 let upcomingFeatures: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
@@ -15,6 +16,9 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     dependencies: [
         .package(name: "HTTP", path: ".."),
+        .package(name: "HTTPAsyncHTTPClient", path: "../Transports/AsyncHTTPClient"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
@@ -31,6 +35,10 @@ let package = Package(
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPAsyncHTTPClient", package: "HTTPAsyncHTTPClient"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: upcomingFeatures
         ),

@@ -22,7 +22,7 @@
 #   --strict        exit with status 1 when a budget fails (by default the table is the result, status 0)
 #   --budgets-only  skip step 4
 #   --precise       three times the loopback rounds (93): ratios about 1.7 times as precise, 6 more minutes
-#   --only LIST     only these BudgetReport sections (inprocess,cold,loopback,scale,resilience,cache,transfers)
+#   --only LIST     only these BudgetReport sections (inprocess,cold,loopback,asynchttpclient,scale,resilience,cache,transfers)
 #   --breakdown     also take the chain's loopback cost apart (what a URLRequest made per call costs
 #                   URLSession, the conversion from HTTPRequest, the completion-handler path, each chain
 #                   link alone): 5 more minutes

@@ -322,3 +322,66 @@ private func ratioSection(
     }
     return section
 }
+
+/// The loopback budgets of the AsyncHTTPClient transport: the default chain over `AsyncHTTPClientLoader` reaches
+/// ≥ 0.95× raw AsyncHTTPClient's throughput, sequentially and at concurrency 16, against both of AsyncHTTPClient's
+/// APIs (async/await, the idiomatic one, and the response-delegate one the loader builds on), and opens no more
+/// connections than raw AsyncHTTPClient. The URLSession clients run in the same rounds, so that both transports'
+/// figures come from the same minutes of the same machine. Measured like ``measureLoopback(baseURL:plan:)``.
+func measureAsyncHTTPClientLoopback(baseURL: URL, plan: LoopbackPlan) async throws -> Section {
+    let raw = 0
+    let rawAgain = 1
+    let rawDelegate = 2
+    let loaderAlone = 3
+    let chain = 4
+    let rawURLSession = 5
+    let chainURLSession = 6
+    let runs = try await interleavedLoopbackRuns(
+        baseURL: baseURL, plan: plan, countsConnections: true,
+        clients: [
+            { RawAsyncHTTPClientClient(baseURL: baseURL) },
+            { RawAsyncHTTPClientClient(baseURL: baseURL) },
+            { RawAsyncHTTPClientClient(baseURL: baseURL, api: .delegate) },
+            { AsyncHTTPClientChainClient(baseURL: baseURL, chain: false) },
+            { AsyncHTTPClientChainClient(baseURL: baseURL) },
+            { RawURLSessionClient(baseURL: baseURL, request: .madePerCall) },
+            { ChainClient(baseURL: baseURL) },
+        ]
+    )
+    var names = runs.names
+    names[rawAgain] += ", a second client"
+    var section = Section(title: "Over loopback, the AsyncHTTPClient transport (nginx; \(plan.description))")
+    for (modeIndex, mode) in plan.modes.enumerated() {
+        let rate = runs.rates[modeIndex]
+        section.rows += clientRows(mode: mode, names: names, rates: rate, cpu: runs.cpu[modeIndex])
+        func shown(_ numerator: Int, _ denominator: Int) -> String {
+            shownRatio(rate[numerator], to: rate[denominator])
+        }
+        section.rows.append(.info("\(mode.name): raw ÷ raw again (the noise floor)", shown(rawAgain, raw)))
+        section.rows.append(
+            .info("\(mode.name): AsyncHTTPClientLoader alone ÷ raw execute(request:)", shown(loaderAlone, rawDelegate)))
+        for (baseline, label) in [(raw, "execute(_:timeout:)"), (rawDelegate, "execute(request:)")] {
+            let ratio = medianRatio(rate[chain], to: rate[baseline])
+            section.rows.append(
+                .check(
+                    "\(mode.name): chain over AsyncHTTPClient ÷ raw AsyncHTTPClient \(label)",
+                    shown(chain, baseline), budget: "≥ 0.95", passes: ratio >= 0.95))
+        }
+        section.rows.append(
+            .info("\(mode.name): raw AsyncHTTPClient ÷ raw URLSession (URLRequest per call)", shown(raw, rawURLSession))
+        )
+        section.rows.append(
+            .info("\(mode.name): chain over AsyncHTTPClient ÷ chain over URLSession", shown(chain, chainURLSession)))
+        let opened = runs.connections[modeIndex]
+        if !opened[raw].isEmpty, !opened[chain].isEmpty {
+            let rawOpened = median(opened[raw])
+            let chainOpened = median(opened[chain])
+            section.rows.append(
+                .check(
+                    "\(mode.name): new TCP connections/1k requests: chain over AsyncHTTPClient (raw)",
+                    "\(format(chainOpened, decimals: 1)) (\(format(rawOpened, decimals: 1)))",
+                    budget: "≤ 1.2 × raw + 1", passes: chainOpened <= 1.2 * rawOpened + 1))
+        }
+    }
+    return section
+}

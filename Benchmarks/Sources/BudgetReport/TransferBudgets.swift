@@ -30,6 +30,9 @@ enum TransferKind: String, CaseIterable, Sendable {
     case rawDownload = "raw-download"
     case curlDownload = "curl-download"
     case chainUpload = "chain-upload"
+    case ahcChainDownload = "ahc-chain-download"
+    case ahcRawDownload = "ahc-raw-download"
+    case ahcChainUpload = "ahc-chain-upload"
 }
 
 /// The path of the file scripts/bench.sh's nginx serves for the download budgets.
@@ -44,7 +47,7 @@ func measureTransfers(baseURL: URL, rounds: Int, seed: UInt64) async throws -> S
 
     var runs: [TransferKind: [TransferRun]] = [:]
     var generator = SeededGenerator(seed: seed)
-    let downloads: [TransferKind] = [.chainDownload, .rawDownload, .curlDownload]
+    let downloads: [TransferKind] = [.chainDownload, .rawDownload, .curlDownload, .ahcChainDownload, .ahcRawDownload]
     for round in 0..<rounds {
         for kind in downloads.shuffled(using: &generator) {
             progress("transfers: round \(round + 1) of \(rounds), \(kind.rawValue)…")
@@ -59,6 +62,9 @@ func measureTransfers(baseURL: URL, rounds: Int, seed: UInt64) async throws -> S
     progress("transfers: upload…")
     let upload = try runChild(
         .chainUpload, url: baseURL.appending(path: "upload/\(UUID().uuidString).bin"), file: uploadSource)
+    progress("transfers: upload over AsyncHTTPClient…")
+    let ahcUpload = try runChild(
+        .ahcChainUpload, url: baseURL.appending(path: "upload/\(UUID().uuidString).bin"), file: uploadSource)
 
     let size = runs[.chainDownload]?.first?.bytes ?? 0
     var section = Section(
@@ -102,6 +108,36 @@ func measureTransfers(baseURL: URL, rounds: Int, seed: UInt64) async throws -> S
     section.rows.append(.info("download throughput: URLSession's download task", rate(raw)))
     section.rows.append(.info("download throughput: curl -o (for perspective)", rate(curl)))
     section.rows.append(.info("upload throughput: the chain, from disk", rate([upload])))
+
+    // The same budgets over the AsyncHTTPClient transport, against raw AsyncHTTPClient's FileDownloadDelegate.
+    let ahcDownloadRaise = runs[.ahcChainDownload]?.compactMap(\.peakRaise).max()
+    section.rows.append(
+        .check(
+            "AsyncHTTPClient: peak RSS rise, downloading with the chain (the largest of \(rounds))",
+            mebibytes(ahcDownloadRaise), budget: "< 32 MiB", passes: ahcDownloadRaise.map { $0 < budget } ?? false))
+    section.rows.append(
+        .check(
+            "AsyncHTTPClient: peak RSS rise, uploading from disk with the chain (FileBody)",
+            mebibytes(ahcUpload.peakRaise), budget: "< 32 MiB", passes: ahcUpload.peakRaise.map { $0 < budget } ?? false
+        ))
+    section.rows.append(
+        .info(
+            "AsyncHTTPClient: peak RSS rise, its own FileDownloadDelegate (the largest)",
+            mebibytes(runs[.ahcRawDownload]?.compactMap(\.peakRaise).max())))
+    let ahcChain = runs[.ahcChainDownload] ?? []
+    let ahcRaw = runs[.ahcRawDownload] ?? []
+    let ahcRatios = zip(ahcChain, ahcRaw).map { $1.seconds / $0.seconds }
+    let ahcRatio = median(ahcRatios)
+    let ahcInterval =
+        medianConfidenceInterval(ahcRatios).map { " (95% CI \(format($0.low))–\(format($0.high)))" } ?? ""
+    section.rows.append(
+        .check(
+            "AsyncHTTPClient: download throughput, the chain ÷ FileDownloadDelegate",
+            "\(format(ahcRatio))\(ahcInterval)",
+            budget: "≥ 0.90", passes: ahcRatio >= 0.9))
+    section.rows.append(.info("AsyncHTTPClient: download throughput, the chain", rate(ahcChain)))
+    section.rows.append(.info("AsyncHTTPClient: download throughput, FileDownloadDelegate", rate(ahcRaw)))
+    section.rows.append(.info("AsyncHTTPClient: upload throughput, the chain, from disk", rate([ahcUpload])))
     return section
 }
 
@@ -181,6 +217,36 @@ nonisolated func runTransfer(kind: TransferKind, url: URL, file: URL) async thro
         }
         let seconds = (clock.now - start).nanoseconds / 1e9
         measured = (fileSize(file), seconds, base.flatMap { base in peakResidentSize().map { $0 - base } })
+    case .ahcChainDownload, .ahcRawDownload, .ahcChainUpload:
+        let transfers = AsyncHTTPClientTransfers(baseURL: url.deletingLastPathComponent())
+        var warmUp = makeDefaultChainRequest()
+        warmUp.path = "/person.json"
+        _ = await transfers.chain.load(warmUp)
+        let warmUpFile = file.appendingPathExtension("warm-up")
+        _ = try await transfers.rawDownload(
+            url.deletingLastPathComponent().appending(path: "person.json"), to: warmUpFile)
+        try? FileManager.default.removeItem(at: warmUpFile)
+        var request = makeDefaultChainRequest()
+        request.path = "/" + url.lastPathComponent
+        let base = resetPeakResidentSize()
+        let start = clock.now
+        switch kind {
+        case .ahcChainUpload:
+            request.method = .put
+            request.body = FileBody(file)
+            let response = try await transfers.chain.load(request).get()
+            guard response.status.rawValue / 100 == 2 else {
+                throw TransferFailure("the upload got \(response.status)")
+            }
+        case .ahcRawDownload:
+            _ = try await transfers.rawDownload(url, to: file)
+        default:
+            let response = try await transfers.chain.download(request, to: file).get()
+            guard response.fileURL != nil else { throw TransferFailure("the download got \(response.status)") }
+        }
+        let seconds = (clock.now - start).nanoseconds / 1e9
+        measured = (fileSize(file), seconds, base.flatMap { base in peakResidentSize().map { $0 - base } })
+        await transfers.shutdown()
     }
     print("\(measured.bytes) \(measured.seconds) \(measured.raise.map(String.init) ?? "-")")
 }

@@ -5,7 +5,8 @@ import Foundation
 // FAIL. Run by scripts/bench.sh, which starts nginx and sets NGINX_URL; without NGINX_URL the loopback
 // section is skipped.
 //
-//   BudgetReport [--quick] [--strict] [--only inprocess,cold,loopback,scale,resilience,cache,transfers,breakdown]
+//   BudgetReport [--quick] [--strict]
+//                [--only inprocess,cold,loopback,asynchttpclient,scale,resilience,cache,transfers,breakdown]
 //                [--breakdown]
 //                [--loopback-rounds N] [--loopback-slices N] [--seed N]
 //   BudgetReport --spin default|terminal|cache-hit|loaders-N|middlewares-N SECONDS
@@ -42,7 +43,9 @@ import Foundation
 struct Options {
     var quick = false
     var strict = false
-    var sections: Set<String> = ["inprocess", "cold", "loopback", "scale", "resilience", "cache", "transfers"]
+    var sections: Set<String> = [
+        "inprocess", "cold", "loopback", "asynchttpclient", "scale", "resilience", "cache", "transfers",
+    ]
     var spin: (subject: InProcessSubject, seconds: Double)?
     var loopbackRounds: Int?
     var loopbackSlices: Int?
@@ -129,6 +132,10 @@ struct Options {
         "link-throttle": { ChainLinkClient(link: .throttle, baseURL: $0) },
         "chain": { ChainClient(baseURL: $0) },
         "openapi": { OpenAPIURLSessionClient(baseURL: $0) },
+        "ahc-raw": { RawAsyncHTTPClientClient(baseURL: $0) },
+        "ahc-raw-delegate": { RawAsyncHTTPClientClient(baseURL: $0, api: .delegate) },
+        "ahc-loader": { AsyncHTTPClientChainClient(baseURL: $0, chain: false) },
+        "ahc-chain": { AsyncHTTPClientChainClient(baseURL: $0) },
     ]
 
     static func loopbackClient(named name: String) -> (@Sendable (URL) -> any LoopbackClient)? {
@@ -163,7 +170,8 @@ struct Options {
             Data(
                 """
                 usage: BudgetReport [--quick] [--strict]
-                                    [--only inprocess,cold,loopback,scale,resilience,cache,transfers,breakdown]
+                                    [--only inprocess,cold,loopback,asynchttpclient,scale,resilience,cache,
+                                            transfers,breakdown]
                                     [--breakdown]
                                     [--loopback-rounds N] [--loopback-slices N] [--seed N]
                        BudgetReport --spin default|terminal|cache-hit|loaders-N|middlewares-N|observe|observe-measuring|
@@ -171,7 +179,8 @@ struct Options {
                        BudgetReport --send CLIENT COUNT [CONCURRENCY]
                        BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-rounds N] [--loopback-slices N]
                                     [--seed N]
-                       BudgetReport --transfer chain-download|raw-download|curl-download|chain-upload URL FILE
+                       BudgetReport --transfer chain-download|raw-download|curl-download|chain-upload|ahc-chain-download|
+                                           ahc-raw-download|ahc-chain-upload URL FILE
                        (CLIENT: \(loopbackClients.map(\.key).joined(separator: ", ")))
 
                 """.utf8
@@ -223,6 +232,18 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
             sections.append(try await measureLoopback(baseURL: url, plan: plan))
         } else {
             var skipped = Section(title: "Over loopback")
+            skipped.rows.append(
+                Row(figure: "loopback budgets", measured: "NGINX_URL is not set", budget: "", verdict: .skipped)
+            )
+            sections.append(skipped)
+        }
+    }
+    if options.sections.contains("asynchttpclient") {
+        if let url = nginxURL {
+            progress("over loopback with AsyncHTTPClient to \(url)…")
+            sections.append(try await measureAsyncHTTPClientLoopback(baseURL: url, plan: plan))
+        } else {
+            var skipped = Section(title: "Over loopback, the AsyncHTTPClient transport")
             skipped.rows.append(
                 Row(figure: "loopback budgets", measured: "NGINX_URL is not set", budget: "", verdict: .skipped)
             )

@@ -254,6 +254,9 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
         }
     }
 
+    /// The transfers under way, streams whose body is still arriving included: for tests.
+    var transfersUnderWay: Int { state.withLockedValue { $0.transfers.count } }
+
     private func loadEnded() {
         let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
             state.loadsInFlight -= 1

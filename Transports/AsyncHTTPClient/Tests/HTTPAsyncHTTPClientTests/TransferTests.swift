@@ -1,7 +1,8 @@
 import Foundation
 import HTTP
-import HTTPAsyncHTTPClient
 import Testing
+
+@testable import HTTPAsyncHTTPClient
 
 /// Bodies that stream both ways and downloads to disk, against nginx, httpbin and the download server.
 @Suite(.enabled(if: TestServers.haveHTTP, "needs the local servers: run through scripts/test.sh"))
@@ -132,8 +133,41 @@ struct TransferTests {
                 #expect((error as? HTTPError)?.code == .cancelled, "\(error)")
             }
             #expect(received < 32 * 1024 * 1024)
-            let reset: Void? = await withDeadline(seconds: 10) { await loader.reset() }
-            #expect(reset != nil, "the cancelled transfer kept the loader busy")
+            await eventually(seconds: 10) { loader.transfersUnderWay == 0 }
+        }
+    }
+
+    @Test func droppingAStreamStopsTheTransfer() async throws {
+        try await withLoader { loader async throws in
+            var streamed: StreamedResponse? = try await loader.stream(
+                HTTPRequest(url: nginx.appending(path: "download/32M.bin"))
+            ).get()
+            #expect(streamed?.head.status == .ok)
+            #expect(loader.transfersUnderWay == 1)
+            streamed = nil
+            await eventually(seconds: 10) { loader.transfersUnderWay == 0 }
+        }
+    }
+
+    @Test func cancellingTheConsumersTaskStopsTheStream() async throws {
+        try await withLoader { loader async throws in
+            let drip = try #require(URL(string: "\(httpbin.absoluteString)/drip?duration=30&numbytes=10"))
+            let streamed = try await loader.stream(HTTPRequest(url: drip)).get()
+            #expect(streamed.head.status == .ok)
+            let started = Box(false)
+            let consumer = Task(priority: .high) { () -> HTTPError.Code? in
+                started.withLock { $0 = true }
+                do {
+                    for try await _ in streamed.body {}
+                    return nil
+                } catch {
+                    return (error as? HTTPError)?.code
+                }
+            }
+            await eventually { started.value }
+            consumer.cancel()
+            let code = await withDeadline(seconds: 10) { await consumer.value }
+            #expect(code == .some(.cancelled), "\(String(describing: code))")
         }
     }
 
