@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HTTP
+import HTTPAuth
 import HTTPAsyncHTTPClient
 import NIOCore
 import NIOHTTP1
