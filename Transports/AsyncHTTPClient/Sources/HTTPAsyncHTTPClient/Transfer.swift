@@ -7,6 +7,14 @@ import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One request on its way through AsyncHTTPClient: its response delegate. It collects the body (or streams it, or
 /// writes it to a file), measures the transfer, reports progress, and completes its load exactly once — with the
 /// result, at the head for a stream, or as cancelled.
@@ -225,10 +233,7 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
             }
         case .file:
             if let file = state.withLockedValue({ $0.file }) {
-                // Written off the event loop; the next part waits for the write.
-                let promise = task.eventLoop.makePromise(of: Void.self)
-                file.write(Data(buffer: buffer, byteTransferStrategy: .noCopy), completing: promise)
-                return promise.futureResult
+                return file.write(buffer, on: task.eventLoop)  // the next part waits for the write
             }
             collect(buffer)  // a status whose body is not written to the file
             return task.eventLoop.makeSucceededVoidFuture()
@@ -309,7 +314,7 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
         taken.resume?.succeed()
         var failure = error
         if let file = taken.file {
-            do { try file.close() } catch { failure = failure ?? error }  // waits for the write under way
+            do { try file.close() } catch { failure = failure ?? error }
         }
         if let reported = failure, let bridge, let rejection = bridge.failure(since: taken.bridgeFailuresBefore),
             !(reported is ServerTrustRejection), (reported as? HTTPClientError) != .cancelled
@@ -401,18 +406,24 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
     }
 }
 
-/// A download's file: written in order on a queue of its own, off the event loop; closed once the writes under way
-/// are done.
+/// A download's file: each part written by NIO's thread pool, never on the event loop, straight from the
+/// `ByteBuffer` it arrived in; AsyncHTTPClient hands over the next part only once the write is done, so writes never
+/// overlap. Closed once the write under way, if any, is done.
 final class FileSink: Sendable {
     /// A problem with the download's file, naming it.
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
 
+    private struct State {
+        var isWriting = false
+        var isCloseRequested = false
+        var isClosed = false
+    }
+
     private let url: URL
-    /// Used only on `queue`, one operation at a time.
     private let handle: FileHandle
-    private let queue = DispatchQueue(label: "HTTPAsyncHTTPClient.FileSink")
+    private let state = NIOLockedValueBox(State())
 
     /// Opens `url` for writing after its first `offset` bytes, creating it if needed.
     init(url: URL, truncatingAt offset: Int64) throws {
@@ -431,26 +442,65 @@ final class FileSink: Sendable {
         }
     }
 
-    /// Appends `data`, then completes `promise`: failed with a ``Failure`` when the write fails.
-    func write(_ data: Data, completing promise: EventLoopPromise<Void>) {
-        queue.async { [handle, url] in
-            do {
-                try handle.write(contentsOf: data)
-                promise.succeed()
-            } catch {
-                promise.fail(Failure(description: "could not write the response to \(url.path): \(error)"))
+    /// Appends `buffer`; the future fails with a ``Failure`` when the write fails.
+    func write(_ buffer: ByteBuffer, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+        let descriptor = handle.fileDescriptor
+        let path = url.path
+        state.withLockedValue { $0.isWriting = true }
+        let written = NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
+            try buffer.withUnsafeReadableBytes { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    let count = systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                    if count < 0 {
+                        if errno == EINTR { continue }
+                        throw Failure(
+                            description: "could not write the response to \(path): \(String(cString: strerror(errno)))")
+                    }
+                    offset += count
+                }
             }
         }
+        written.whenComplete { [self] _ in
+            let close = state.withLockedValue { state -> Bool in
+                state.isWriting = false
+                return state.isCloseRequested && !state.isClosed
+            }
+            if close { try? closeNow() }
+        }
+        return written
     }
 
-    /// Closes the file once the writes under way are done.
+    /// Closes the file: at once, or once the write under way is done (its error is then not reported).
     func close() throws {
-        try queue.sync { [handle, url] in
-            do {
-                try handle.close()
-            } catch {
-                throw Failure(description: "could not write the response to \(url.path): \(error)")
-            }
+        let now = state.withLockedValue { state -> Bool in
+            state.isCloseRequested = true
+            return !state.isWriting && !state.isClosed
+        }
+        if now { try closeNow() }
+    }
+
+    private func closeNow() throws {
+        let first = state.withLockedValue { state -> Bool in
+            defer { state.isClosed = true }
+            return !state.isClosed
+        }
+        guard first else { return }
+        do {
+            try handle.close()
+        } catch {
+            throw Failure(description: "could not write the response to \(url.path): \(error)")
         }
     }
+}
+
+/// `write(2)`, under a name that does not clash with the methods called `write`.
+private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    Glibc.write(descriptor, bytes, count)
+    #elseif canImport(Musl)
+    Musl.write(descriptor, bytes, count)
+    #else
+    Darwin.write(descriptor, bytes, count)
+    #endif
 }
