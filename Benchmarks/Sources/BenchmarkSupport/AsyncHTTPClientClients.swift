@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import HTTP
-import HTTPAuth
 import HTTPAsyncHTTPClient
+import HTTPAuth
 import NIOCore
 import NIOHTTP1
 
