@@ -58,6 +58,16 @@ struct AsyncHTTPClientLoaderTests {
         }
     }
 
+    @Test func followRedirectsInTheChainFollowsWhatTheTransportHandsBack() async throws {
+        try await withLoader { loader async throws in
+            let chain = FollowRedirects() --> loader
+            let response = try await chain.load(request("/redirect/2")).get()
+            #expect(response.status == .ok)
+            #expect(response.url?.path == "/get")
+            #expect(response.redirects.count == 2)
+        }
+    }
+
     @Test func aJSONBodyIsSentWithItsHeaders() async throws {
         try await withLoader { loader async throws in
             let response = try await loader.load(request("/anything", method: .post, body: JSONBody(["a": 1]))).get()
