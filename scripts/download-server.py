@@ -12,6 +12,9 @@ GET /file/<size>?...          <size> bytes of a deterministic pattern (byte i is
     ?change=<key>             the entity changes after the first response for each distinct key: later
                               responses have another ETag (so an If-Range with the first one gets a 200).
     ?slow=<ms>                sleeps that many milliseconds between 64 KiB chunks.
+    ?hold=<bytes>             after sending about that many bytes (whole 64 KiB chunks), sends nothing more until
+                              the client closes the connection (at most 120 s, then the rest follows): a test can
+                              cancel a transfer that cannot have finished first, however slowly the test runs.
 POST /echo                    reads the request body, plain or chunked, and answers JSON: {"length": n,
                               "sha256": hex, "chunked": bool, "contentLength": the header or null,
                               "contentType": the header or null, "head": the first 64 bytes as text}
@@ -21,6 +24,8 @@ import argparse
 import hashlib
 import http.server
 import json
+import select
+import socket
 import threading
 import time
 import urllib.parse
@@ -88,6 +93,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     dropped.add(drop_key)
                     drop = True
         slow = int(query.get("slow", ["0"])[0]) / 1000.0
+        hold = int(query.get("hold", ["-1"])[0])
         length = size - start
         self.send_response(status)
         for name, value in headers.items():
@@ -103,12 +109,31 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 position = chunk_end
                 if slow:
                     time.sleep(slow)
+                if 0 <= hold <= position - start:
+                    hold = -1
+                    self.wfile.flush()
+                    if self.wait_for_client_to_close(seconds=120):
+                        return
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             return
         if drop:
             self.close_connection = True
             self.connection.shutdown(2)
+
+    def wait_for_client_to_close(self, seconds):
+        """True once the client has closed the connection; False if it is still open after `seconds`."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            readable, _, _ = select.select([self.connection], [], [], 0.1)
+            if readable:
+                try:
+                    if not self.connection.recv(1, socket.MSG_PEEK):
+                        return True
+                except OSError:
+                    return True
+                time.sleep(0.1)  # the client sent something (it should not): keep waiting for the close
+        return False
 
     def do_POST(self):
         if urllib.parse.urlsplit(self.path).path != "/echo":

@@ -222,3 +222,136 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["folder"])
     }
 }
+
+/// The reporter's rate: held-back changes are reported when the interval ends, reports arrive in order and one
+/// at a time, and none follow the end of the transfer.
+@Suite struct ProgressReporterTests {
+    private func reporter(clock: ManualClock) -> (ProgressReporter, Locked<[HTTPProgress]>) {
+        let reports = Locked<[HTTPProgress]>([])
+        var request = HTTPRequest(host: "api.example.com", path: "/file")
+        request.progressHandler = { progress in reports.withLock { $0.append(progress) } }
+        let reporter = ProgressReporter(request: request, totalBytesToSend: nil, clock: clock)!
+        return (reporter, reports)
+    }
+
+    @Test func aChangeHeldBackByTheRateIsReportedWhenTheIntervalEnds() async throws {
+        let clock = ManualClock()
+        let (reporter, reports) = reporter(clock: clock)
+        reporter.receivedHead(status: 200, contentRange: nil, declaredLength: 1_000)
+        reporter.received(100)
+        reporter.received(200)  // the transfer stalls here
+        #expect(reports.value.map(\.bytesReceived) == [0])
+        await clock.waitForSleepers(1)
+        #expect(clock.requestedDurations == [ProgressReporter.interval])
+        clock.advance(by: ProgressReporter.interval)
+        await eventually { reports.value.count == 2 }
+        #expect(reports.value.map(\.bytesReceived) == [0, 300])
+        #expect(!reporter.isReportScheduled)
+    }
+
+    @Test func aChangeAfterTheIntervalIsReportedAtOnceAndTheScheduledReportAddsNothing() async throws {
+        let clock = ManualClock()
+        let (reporter, reports) = reporter(clock: clock)
+        reporter.received(1)
+        reporter.received(1)
+        await clock.waitForSleepers(1)
+        clock.advance(by: .milliseconds(40))
+        reporter.received(1)  // may come before or after the scheduled report: the reports end with 3 either way
+        await eventually { !reporter.isReportScheduled }
+        let seen = reports.value.map(\.bytesReceived)
+        #expect(seen.first == 1 && seen.last == 3 && seen.count <= 3, "\(seen)")
+        #expect(seen == seen.sorted())
+    }
+
+    @Test func nothingIsReportedAfterTheTransferStops() async throws {
+        let clock = ManualClock()
+        let (reporter, reports) = reporter(clock: clock)
+        reporter.received(10)
+        reporter.received(10)
+        await clock.waitForSleepers(1)
+        reporter.stop()
+        clock.advance(by: ProgressReporter.interval)
+        await eventually { !reporter.isReportScheduled }
+        reporter.received(10)
+        reporter.complete()
+        #expect(reports.value.map(\.bytesReceived) == [10])
+    }
+
+    @Test func theFinalReportComesOnceAndEndsTheReports() async throws {
+        let clock = ManualClock()
+        let (reporter, reports) = reporter(clock: clock)
+        reporter.received(10)
+        reporter.received(10)
+        reporter.complete()
+        reporter.complete()
+        await clock.waitForSleepers(1)
+        clock.advance(by: ProgressReporter.interval)
+        await eventually { !reporter.isReportScheduled }
+        #expect(reports.value.map(\.bytesReceived) == [10, 20])
+        #expect(reports.value.last?.totalBytesToReceive == 20)
+    }
+
+    @Test func theFinalReportIsMadeBeforeCompleteReturnsWhileAHeldBackChangeIsBeingReported() async throws {
+        let clock = ManualClock()
+        let gate = DispatchSemaphore(value: 0)
+        let reports = Locked<[HTTPProgress]>([])
+        var request = HTTPRequest(host: "api.example.com", path: "/file")
+        request.progressHandler = { progress in
+            reports.withLock { $0.append(progress) }
+            // The held-back report, on the scheduled task, waits; the final one (also 20 bytes, with its total) not.
+            if progress.bytesReceived == 20, progress.totalBytesToReceive == nil { gate.wait() }
+        }
+        let reporter = try #require(ProgressReporter(request: request, totalBytesToSend: nil, clock: clock))
+        reporter.received(10)
+        reporter.received(10)
+        await clock.waitForSleepers(1)
+        clock.advance(by: ProgressReporter.interval)
+        await eventually { reports.value.count == 2 }
+        let seenWhenCompleteReturned = Locked<[Int64]?>(nil)
+        Thread.detachNewThread {
+            reporter.complete()
+            seenWhenCompleteReturned.withLock { $0 = reports.value.map(\.bytesReceived) }
+        }
+        await eventually { reporter.isWaitingForFinalReport }
+        #expect(seenWhenCompleteReturned.value == nil)
+        gate.signal()
+        await eventually { seenWhenCompleteReturned.value != nil }
+        #expect(seenWhenCompleteReturned.value == [10, 20, 20])
+        #expect(reports.value.last?.totalBytesToReceive == 20)
+    }
+
+    @Test func reportsFromManyThreadsArriveInOrderAndOneAtATime() async throws {
+        let inHandler = Locked(0)
+        let overlapped = Locked(false)
+        let reports = Locked<[HTTPProgress]>([])
+        var request = HTTPRequest(host: "api.example.com", path: "/file")
+        request.progressHandler = { progress in
+            if inHandler.withLock({ count -> Bool in
+                count += 1
+                return count > 1
+            }) {
+                overlapped.withLock { $0 = true }
+            }
+            reports.withLock { $0.append(progress) }
+            inHandler.withLock { $0 -= 1 }
+        }
+        // Each change comes an interval after the one before, so most are reported, from eight threads at once.
+        let clock = ManualClock()
+        let reporter = try #require(ProgressReporter(request: request, totalBytesToSend: nil, clock: clock))
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for _ in 0..<2_000 {
+                clock.advance(by: ProgressReporter.interval)
+                reporter.received(1)
+            }
+        }
+        clock.advance(by: ProgressReporter.interval)
+        reporter.complete()
+        // A report held back by the rate may be delivering the final one on another thread.
+        await eventually { reports.value.last?.bytesReceived == 16_000 }
+        #expect(!overlapped.value)
+        let received = reports.value.map(\.bytesReceived)
+        #expect(received.count > 1_000, "\(received.count) reports: the test did not exercise concurrent reports")
+        #expect(received == received.sorted(), "reports out of order")
+        #expect(received.last == 16_000)
+    }
+}

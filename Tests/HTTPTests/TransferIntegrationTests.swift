@@ -324,14 +324,33 @@ struct DownloadIntegrationTests {
         let destination = folder.appending(path: "file.bin")
         try Data("the old file".utf8).write(to: destination)
         let received = Locked<Int64>(0)
-        var request = HTTPRequest(url: URL(string: "\(downloads.absoluteString)/file/50000000?slow=20")!)
-        request.progressHandler = { progress in received.withLock { $0 = progress.bytesReceived } }
+        // The server sends a megabyte and then holds the rest back until the connection closes: the download
+        // cannot finish before the cancel, however late this task wakes on a loaded machine.
+        var request = HTTPRequest(url: URL(string: "\(downloads.absoluteString)/file/50000000?hold=1000000")!)
+        request.progressHandler = { progress in received.withLock { $0 = max($0, progress.bytesReceived) } }
         let download = Task(priority: .high) { [loader] in await loader.download(request, to: destination) }
         await eventually { received.value > 100_000 }
+        #expect(try !leftovers(in: folder).isEmpty, "no temporary file while the download runs")
         download.cancel()
         #expect(await download.value.error?.code == .cancelled)
         #expect(try leftovers(in: folder).isEmpty)
         #expect(try Data(contentsOf: destination) == Data("the old file".utf8))
+    }
+
+    /// The transport refuses the body from the head's callback (the range does not continue what is on disk),
+    /// which is where a cancel on Linux must not wait for the thread it runs on.
+    @Test func aRangeThatDoesNotContinueTheFileFailsWithoutWriting() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let part = folder.appending(path: "part")
+        try Data(count: 100).write(to: part)
+        var request = HTTPRequest(url: nginx.appending(path: "download/32M.bin"))
+        request.headers["Range"] = "bytes=50-"  // while the file holds 100 bytes
+        request.responseDelivery = .file(part, resumingAt: 100)
+        let result: HTTPResult? = await withDeadline(seconds: 30) { [loader, request] in await loader.load(request) }
+        let error = try #require(result?.error, "\(String(describing: result))")
+        #expect(error.message.contains("not one starting at byte 100"), "\(error)")
+        #expect(try Data(contentsOf: part) == Data(count: 100))
     }
 
     @Test func aFailedStatusKeepsItsBodyAndTouchesNoFile() async throws {

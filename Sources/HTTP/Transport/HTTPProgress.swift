@@ -48,8 +48,10 @@ public enum ProgressHandlerOption: HTTPRequestOption {
 
 extension HTTPRequest {
     /// Called as the request's body is sent and its response's body received, at most about 30 times a
-    /// second, and always once more when the transfer is complete. It runs on the transport's thread: keep it
-    /// short, and hop to your own executor to update a user interface.
+    /// second, and always once more when the transfer is complete. A change the rate held back is reported
+    /// when its 1/30 s ends, so a stalled transfer shows what it has. Calls come one at a time and in order, on
+    /// the transport's thread or a task's: keep the handler short, and hop to your own executor to update a
+    /// user interface. None come after a failed or cancelled transfer has ended.
     public var progressHandler: (@Sendable (HTTPProgress) -> Void)? {
         get { self[option: ProgressHandlerOption.self] }
         set { self[option: ProgressHandlerOption.self] = newValue }
@@ -95,23 +97,44 @@ extension HTTPRequest {
     }
 }
 
-/// Calls a request's progress handler at a sensible rate: the first report, then at most every 1/30 s, and
-/// the final one. For transports: a terminal loader of your own makes one per transfer and tells it what it sends
-/// and receives.
+/// Calls a request's progress handler at a sensible rate: the first report, then at most one every 1/30 s, and
+/// the final one. A change held back by the rate is reported when the interval ends, so a transfer that stalls
+/// shows what it has received rather than what it had 1/30 s before the stall.
+///
+/// Reports reach the handler one at a time and in order, the newest first when several are waiting; none are
+/// made once the transfer has ended (``complete()`` or ``stop()``), apart from the final one.
+///
+/// For transports: a terminal loader of your own makes one per transfer and tells it what it sends and receives.
 ///
 /// ```swift
 /// let progress = ProgressReporter(request: request, totalBytesToSend: source?.length)  // nil: no handler
 /// progress?.sent(totalBytes: 16_384, expected: source?.length)
 /// progress?.receivedHead(status: 200, contentRange: nil, declaredLength: contentLength)
 /// progress?.received(chunk.count)
-/// progress?.complete()
+/// progress?.complete()  // or, when the transfer fails or is cancelled, progress?.stop()
 /// ```
 public final class ProgressReporter: Sendable {
-    private let handler: @Sendable (HTTPProgress) -> Void
-    private let state: Locked<(progress: HTTPProgress, lastReport: ContinuousClock.Instant?)>
-    private static let interval: Duration = .milliseconds(33)
+    private struct State {
+        var progress: HTTPProgress
+        /// When the last report was made, on the reporter's clock.
+        var lastReport: Duration?
+        /// A change was held back and not yet reported.
+        var isHeldBack = false
+        var isTrailingReportScheduled = false
+        var hasEnded = false
+        /// The newest report waiting for the handler, and whether a thread is calling it.
+        var waiting: HTTPProgress?
+        var isDelivering = false
+        /// Signalled when the thread calling the handler has no report left, for ``complete()`` to wait on.
+        var drained: DispatchSemaphore?
+    }
 
+    private let handler: @Sendable (HTTPProgress) -> Void
+    private let state: Locked<State>
+    private let clock: any Clock<Duration>
+    private let elapsed: @Sendable () -> Duration
     private let resumedAt: Int64
+    package static let interval: Duration = .milliseconds(33)
 
     /// A reporter for `request`'s transfer, or `nil` when the request has no ``HTTPRequest/progressHandler``.
     ///
@@ -119,11 +142,23 @@ public final class ProgressReporter: Sendable {
     ///   - request: The request sent.
     ///   - totalBytesToSend: Its body's length, when known.
     ///   - alreadyReceived: Bytes a resumed download already has on disk.
-    public init?(request: HTTPRequest, totalBytesToSend: Int64?, alreadyReceived: Int64 = 0) {
+    ///   - clock: The clock that times the rate (a manual clock in tests).
+    public init?(
+        request: HTTPRequest, totalBytesToSend: Int64?, alreadyReceived: Int64 = 0,
+        clock: any Clock<Duration> = ContinuousClock()
+    ) {
         guard let handler = request.progressHandler else { return nil }
         self.handler = handler
+        self.clock = clock
+        elapsed = Self.elapsedTime(on: clock)
         resumedAt = alreadyReceived
-        state = Locked((HTTPProgress(totalBytesToSend: totalBytesToSend, bytesReceived: alreadyReceived), nil))
+        state = Locked(
+            State(progress: HTTPProgress(totalBytesToSend: totalBytesToSend, bytesReceived: alreadyReceived)))
+    }
+
+    private static func elapsedTime<C: Clock<Duration>>(on clock: C) -> @Sendable () -> Duration {
+        let start = clock.now
+        return { start.duration(to: clock.now) }
     }
 
     /// The response's head arrived. A `206` continues a resumed download: what is on disk counts, and the total
@@ -135,7 +170,7 @@ public final class ProgressReporter: Sendable {
     ///   - contentRange: Its `Content-Range` field, if any.
     ///   - declaredLength: Its `Content-Length`, when it has one.
     public func receivedHead(status: Int, contentRange: String?, declaredLength: Int64?) {
-        update(force: false) { progress in
+        update { progress in
             if status == 206, resumedAt > 0 {
                 progress.bytesReceived = resumedAt
                 progress.totalBytesToReceive =
@@ -154,7 +189,7 @@ public final class ProgressReporter: Sendable {
     ///   - totalBytes: Bytes of the body sent so far.
     ///   - expected: The body's length, when known.
     public func sent(totalBytes: Int64, expected: Int64?) {
-        update(force: false) {
+        update {
             $0.bytesSent = totalBytes
             if let expected, expected > 0 { $0.totalBytesToSend = expected }
         }
@@ -164,24 +199,107 @@ public final class ProgressReporter: Sendable {
     ///
     /// - Parameter count: How many.
     public func received(_ count: Int) {
-        update(force: false) { $0.bytesReceived += Int64(count) }
+        update { $0.bytesReceived += Int64(count) }
     }
 
-    /// The final report, when the transfer is complete; always delivered.
+    /// The transfer succeeded: the final report, made before this returns (if a held-back change is being
+    /// reported on another thread, it waits for that thread to make the final report too).
     public func complete() {
-        update(force: true) { progress in
-            if progress.totalBytesToReceive == nil { progress.totalBytesToReceive = progress.bytesReceived }
+        enum Next { case nothing, deliver, wait(DispatchSemaphore) }
+        let next = state.withLock { state -> Next in
+            guard !state.hasEnded else { return .nothing }
+            if state.progress.totalBytesToReceive == nil {
+                state.progress.totalBytesToReceive = state.progress.bytesReceived
+            }
+            state.hasEnded = true
+            if Self.enqueue(&state) { return .deliver }
+            let drained = DispatchSemaphore(value: 0)
+            state.drained = drained
+            return .wait(drained)
+        }
+        switch next {
+        case .nothing: break
+        case .deliver: deliverWaitingReports()
+        case .wait(let drained): drained.wait()
         }
     }
 
-    private func update(force: Bool, _ change: (inout HTTPProgress) -> Void) {
-        let now = ContinuousClock.now
-        let report = state.withLock { state -> HTTPProgress? in
+    /// Whether a held-back change waits for its interval to end (for tests).
+    package var isReportScheduled: Bool { state.withLock { $0.isTrailingReportScheduled } }
+
+    /// Whether ``complete()`` waits for another thread to make the final report (for tests).
+    package var isWaitingForFinalReport: Bool { state.withLock { $0.drained != nil } }
+
+    /// The transfer failed or was cancelled: no more reports.
+    public func stop() {
+        state.withLock { $0.hasEnded = true }
+    }
+
+    private func update(_ change: (inout HTTPProgress) -> Void) {
+        let now = elapsed()
+        enum Next { case nothing, deliver, scheduleTrailingReport(after: Duration) }
+        let next = state.withLock { state -> Next in
+            guard !state.hasEnded else { return .nothing }
             change(&state.progress)
-            if !force, let last = state.lastReport, now - last < Self.interval { return nil }
+            if let last = state.lastReport, now - last < Self.interval {
+                state.isHeldBack = true
+                guard !state.isTrailingReportScheduled else { return .nothing }
+                state.isTrailingReportScheduled = true
+                return .scheduleTrailingReport(after: Self.interval - (now - last))
+            }
             state.lastReport = now
-            return state.progress
+            state.isHeldBack = false
+            return Self.enqueue(&state) ? .deliver : .nothing
         }
-        if let report { handler(report) }
+        switch next {
+        case .nothing: break
+        case .deliver: deliverWaitingReports()
+        case .scheduleTrailingReport(let delay):
+            Task { [clock] in
+                try? await clock.sleep(for: delay)
+                self.reportHeldBackChange()
+            }
+        }
+    }
+
+    /// The interval after a held-back change has ended: it is reported, unless a later report included it.
+    private func reportHeldBackChange() {
+        let now = elapsed()
+        let isDeliverer = state.withLock { state -> Bool in
+            state.isTrailingReportScheduled = false
+            guard !state.hasEnded, state.isHeldBack else { return false }
+            state.isHeldBack = false
+            state.lastReport = now
+            return Self.enqueue(&state)
+        }
+        if isDeliverer { deliverWaitingReports() }
+    }
+
+    /// Queues the current progress for the handler, replacing an older report still waiting; `true` if the
+    /// caller is to deliver it (no other thread is calling the handler).
+    private static func enqueue(_ state: inout State) -> Bool {
+        state.waiting = state.progress
+        if state.isDelivering { return false }
+        state.isDelivering = true
+        return true
+    }
+
+    /// Calls the handler with each waiting report until none is left, so that reports arrive one at a time and
+    /// in order whichever thread made them.
+    private func deliverWaitingReports() {
+        while true {
+            let (next, drained) = state.withLock { state -> (HTTPProgress?, DispatchSemaphore?) in
+                defer { state.waiting = nil }
+                guard state.waiting == nil else { return (state.waiting, nil) }
+                state.isDelivering = false
+                defer { state.drained = nil }
+                return (nil, state.drained)
+            }
+            guard let next else {
+                drained?.signal()
+                return
+            }
+            handler(next)
+        }
     }
 }

@@ -121,7 +121,14 @@ final class TransferContext: Sendable {
             state.task = task
             return false
         }
-        if cancelledMeanwhile { task.cancel() }
+        if cancelledMeanwhile { Self.cancel(task) }
+    }
+
+    /// Cancels `task` from a thread of its own. On Linux, `URLSessionTask.cancel()` waits synchronously for the
+    /// task's work queue, the very thread the session delegate's callbacks run on: a cancel from a callback (a
+    /// download's file failing, a stream dropped while its data arrives) would wait for itself forever.
+    private static func cancel(_ task: URLSessionTask) {
+        DispatchQueue.global().async { task.cancel() }
     }
 
     /// Cancels the transfer: the load, if it has not returned, completes as cancelled; a stream ends as cancelled.
@@ -133,8 +140,9 @@ final class TransferContext: Sendable {
             defer { state.continuation = nil }
             return (state.task, state.continuation, state.stream.value)
         }
+        progress?.stop()
         stream?.finish(throwing: HTTPError(.cancelled, request: request))
-        task?.cancel()
+        if let task { Self.cancel(task) }
         if let continuation {
             continuation.resume(returning: .cancelled)
             if task == nil { endOwnedSession() }
@@ -188,7 +196,7 @@ final class TransferContext: Sendable {
                 state.withLock { $0.file = writer }
             } catch {
                 state.withLock { $0.fileError = error }
-                state.withLock { $0.task }?.cancel()
+                if let task = state.withLock({ $0.task }) { Self.cancel(task) }
             }
         }
     }
@@ -241,7 +249,7 @@ final class TransferContext: Sendable {
                     return true
                 }
             }
-            if failed { state.withLock { $0.task }?.cancel() }
+            if failed, let task = state.withLock({ $0.task }) { Self.cancel(task) }
         }
     }
 
@@ -312,7 +320,7 @@ final class TransferContext: Sendable {
         if let stream = taken.stream {
             stream.finish(throwing: failure.map { transportError($0, response: response) })
         }
-        if error == nil, failure == nil { progress?.complete() }
+        if error == nil, failure == nil { progress?.complete() } else { progress?.stop() }
         let written = taken.file != nil && failure == nil ? fileURL : nil
         taken.continuation?.resume(
             returning: .finished(

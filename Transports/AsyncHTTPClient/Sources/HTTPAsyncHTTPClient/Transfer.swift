@@ -145,6 +145,7 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
             }
             return (state.task, state.continuation, state.stream.value, state.resume)
         }
+        progress?.stop()
         stream?.finish(throwing: HTTPError(.cancelled, request: request))
         task?.cancel()
         resume?.succeed()
@@ -324,7 +325,7 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
         if let stream = taken.stream {
             stream.finish(throwing: failure.map { transportError($0, head: taken.head) })
         }
-        if failure == nil { progress?.complete() }
+        if failure == nil { progress?.complete() } else { progress?.stop() }
         if let continuation = taken.continuation {
             let outcome: HTTPResult
             if let failure {

@@ -277,6 +277,21 @@ struct TransferTests {
         }
     }
 
+    @Test func aRangeThatDoesNotContinueTheFileFailsWithoutWriting() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let part = folder.appending(path: "part")
+        try Data(count: 100).write(to: part)
+        try await withLoader { loader async throws in
+            var request = HTTPRequest(url: nginx.appending(path: "download/32M.bin"))
+            request.headers["Range"] = "bytes=50-"  // while the file holds 100 bytes
+            request.responseDelivery = .file(part, resumingAt: 100)
+            let error = try #require(await loader.load(request).error)
+            #expect(error.message.contains("100"), "\(error)")
+            #expect(try Data(contentsOf: part) == Data(count: 100))
+        }
+    }
+
     @Test func aCancelledDownloadLeavesNothingBehind() async throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -284,10 +299,12 @@ struct TransferTests {
         try Data("the old file".utf8).write(to: destination)
         try await withLoader { loader async throws in
             let received = Box<Int64>(0)
-            var request = HTTPRequest(url: URL(string: "\(downloads.absoluteString)/file/50000000?slow=20")!)
-            request.progressHandler = { progress in received.withLock { $0 = progress.bytesReceived } }
+            // A megabyte, then nothing until the connection closes: the download cannot finish before the cancel.
+            var request = HTTPRequest(url: URL(string: "\(downloads.absoluteString)/file/50000000?hold=1000000")!)
+            request.progressHandler = { progress in received.withLock { $0 = max($0, progress.bytesReceived) } }
             let download = Task(priority: .high) { await loader.download(request, to: destination) }
             await eventually { received.value > 100_000 }
+            #expect(try !leftovers(in: folder).isEmpty, "no temporary file while the download runs")
             download.cancel()
             #expect(await download.value.error?.code == .cancelled)
             #expect(try leftovers(in: folder).isEmpty)
