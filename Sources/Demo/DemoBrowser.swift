@@ -8,7 +8,7 @@ import HTTPAuth
 final class DemoBrowser: OAuthDelegate {
     let subject: String
     let store = InMemoryCredentialStore()
-    private let transport = URLSessionLoader()
+    private let transport = DemoTransport.makeTerminal()
 
     init(subject: String) {
         self.subject = subject

@@ -46,7 +46,7 @@ enum AppEnvironment {
                 --> Retry()
                 --> Throttle(maximumNumberOfRequests: 6)
                 --> PrintLoader(sink: log)
-                --> URLSessionLoader()
+                --> DemoTransport.makeTerminal()
             return Connection(loader: chain)
         }
     }
@@ -66,10 +66,10 @@ final class DevelopmentBackend: HTTPLoader, @unchecked Sendable {  // Sendable: 
 
 /// Stands in for a login screen: answers BasicAuth's questions from a list, and counts them.
 final class DemoLogin: BasicAuthDelegate {
-    private let state: Locked<(answers: [BasicCredentials], asked: Int)>
+    private let state: Shared<(answers: [BasicCredentials], asked: Int)>
 
     init(answers: [BasicCredentials]) {
-        state = Locked((answers, 0))
+        state = Shared((answers, 0))
     }
 
     var timesAsked: Int { state.withLock { $0.asked } }

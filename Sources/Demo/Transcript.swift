@@ -37,3 +37,25 @@ func progressBar(_ progress: HTTPProgress) -> String {
     return "[" + String(repeating: "█", count: filled) + String(repeating: "░", count: 30 - filled) + "] "
         + String(format: "%3d%%", Int(fraction * 100)) + "  \(mebibytes(progress.bytesReceived))\(total)"
 }
+
+/// A value shared between the demo's tasks and callbacks, behind a lock. (The product's own `Locked` is `package`:
+/// the demo also builds in the AsyncHTTPClient transport's package, outside this one.)
+final class Shared<Value>: @unchecked Sendable {  // Sendable: `value` is only touched under `lock`
+    private let lock = NSLock()
+    private var stored: Value
+
+    init(_ value: Value) { stored = value }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&stored)
+    }
+
+    var value: Value { withLock { $0 } }
+}
+
+/// `duration` in seconds.
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}

@@ -20,7 +20,7 @@ else {
 }
 
 print(
-    "HTTP loader chain demo — local servers: httpbin at \(base.absoluteString), an API (nginx) at \(api.host):\(api.port ?? 80)"
+    "HTTP loader chain demo over \(DemoTransport.name) — local servers: httpbin at \(base.absoluteString), an API (nginx) at \(api.host):\(api.port ?? 80)"
 )
 print("(→ request sent, ← response received, ✕ failed: lines written by PrintLoader)")
 
@@ -51,7 +51,7 @@ if let person = try? await development.request(.person(42)) {
 
 // The chain: relative requests go to the httpbin environment, redirects are followed hop by hop, requests get a
 // User-Agent, are logged (secrets redacted) with their full URL, are refused while a reset runs, and go out over
-// URLSession.
+// the demo's transport (URLSession, or AsyncHTTPClient with scripts/demo.sh --transport asynchttpclient).
 let chain =
     ResetGuard()
     --> ApplyEnvironment(environment: httpbin)
@@ -62,7 +62,7 @@ let chain =
         return copy
     }
     --> PrintLoader(redaction: .standard.adding("X-API-Key")) { print("   \($0)") }
-    --> URLSessionLoader()
+    --> DemoTransport.makeTerminal()
 
 section(4, "Basic authentication: credentials asked for once, sent only to their origin, replaced after a 401")
 let loginScreen = DemoLogin(answers: [
@@ -73,7 +73,7 @@ let authenticated =
     ApplyEnvironment(environment: httpbin)
     --> Auth(loaders: [.basic: BasicAuth(origins: [Origin(base)!], delegate: loginScreen)])
     --> PrintLoader(redaction: .standard.adding("X-API-Key"), includesHeaders: true) { print("   \($0)") }
-    --> URLSessionLoader()
+    --> DemoTransport.makeTerminal()
 var protected = HTTPRequest(path: "/basic-auth/user/passwd")
 protected.authenticationMethod = .basic
 show(await authenticated.load(protected)) { "\($0.status) after asking the delegate \(loginScreen.timesAsked) times" }
@@ -96,20 +96,18 @@ if let issuer = environment["OIDC_ISSUER_URL"].flatMap(URL.init(string:)), let p
         resourceOrigins: [provider]  // the provider's /userinfo, over http on loopback
     )
     let oauth = OAuth(configuration: configuration, delegate: browser)
-    let sessions = Locked<[String]>([])
+    let sessions = Shared<[String]>([])
     let watcher = Task { for await state in oauth.sessionStates() { sessions.withLock { $0.append("\(state)") } } }
     let oauthChain =
         Auth(loaders: [.oauth: oauth])
         --> PrintLoader(includesHeaders: true) { print("   \($0)") }
-        --> URLSessionLoader()
+        --> DemoTransport.makeTerminal()
     var userInfo = HTTPRequest(url: issuer.appending(path: "userinfo"))
     userInfo.authenticationMethod = .oauth
-    let path = { oauth.lastFlowPath.map(\.description).joined(separator: " → ") }
 
     show(await oauthChain.load(userInfo)) { "\($0.status): userinfo says sub=\(json($0)["sub"] ?? "-")" }
-    print("   flow: \(path())")
     let lifetime = oauth.credentials?.lifetime ?? .seconds(2)
-    print("   the token lives \(lifetime.seconds) s; four requests after it expires share one refresh:")
+    print("   the token lives \(seconds(lifetime)) s; four requests after it expires share one refresh:")
     try? await Task.sleep(for: lifetime + .milliseconds(200))
     let request = userInfo
     let statuses = await withTaskGroup(of: String.self) { group in
@@ -118,10 +116,10 @@ if let issuer = environment["OIDC_ISSUER_URL"].flatMap(URL.init(string:)), let p
         for await status in group { statuses.append(status) }
         return statuses
     }
-    print("   ✓ statuses \(statuses.joined(separator: ", ")); flow: \(path())")
+    print("   ✓ statuses \(statuses.joined(separator: ", ")) (one token request above)")
     print("   reset = log out:")
     await oauthChain.reset()
-    print("   flow: \(path()); credentials now: \(oauth.credentials.map { "\($0)" } ?? "none")")
+    print("   credentials now: \(oauth.credentials.map { "\($0)" } ?? "none")")
     try? await Task.sleep(for: .milliseconds(50))
     watcher.cancel()
     print("   session states observed: \(sessions.value.joined(separator: " → "))")
@@ -231,7 +229,7 @@ let retrying =
         budget: nil
     )
     --> PrintLoader { print("   \($0)") }
-    --> URLSessionLoader()
+    --> DemoTransport.makeTerminal()
 show(await retrying.load(HTTPRequest(path: "/status/503"))) {
     "gave up with \($0.status) after \($0.request.attemptNumber) attempts (100 ms, then 200 ms apart)"
 }
@@ -242,7 +240,7 @@ show(await retrying.load(payment)) { "with an Idempotency-Key it is: \($0.reques
 
 section(16, "Throttled concurrent requests: eight requests, at most three at a time")
 let throttle = Throttle(maximumNumberOfRequests: 3)
-let throttled = ApplyEnvironment(environment: httpbin) --> throttle --> URLSessionLoader()
+let throttled = ApplyEnvironment(environment: httpbin) --> throttle --> DemoTransport.makeTerminal()
 let throttleStart = ContinuousClock.now
 let finishTimes = await withTaskGroup(of: Duration.self, returning: [Duration].self) { group in
     for index in 0..<8 {
@@ -258,7 +256,7 @@ let finishTimes = await withTaskGroup(of: Duration.self, returning: [Duration].s
     return times
 }
 let waves = finishTimes.sorted().map {
-    String(format: "%.1f s", $0.seconds)
+    String(format: "%.1f s", seconds($0))
 }
 print("   each takes 0.3 s; they finished at \(waves.joined(separator: ", "))")
 
@@ -294,9 +292,9 @@ case .failure(let error):
 section(19, "Downloads: 32 MiB to a file with a live progress bar, and one resumed after a dropped connection")
 let downloads = FileManager.default.temporaryDirectory.appendingPathComponent("http-demo-\(UUID().uuidString)")
 try? FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
-let downloader = URLSessionLoader()
+let downloader = DemoTransport.makeTerminal()
 var bigFile = HTTPRequest(url: api.apply(to: HTTPRequest(path: "/download/32M.bin")).url!)
-let lastReport = Locked<HTTPProgress?>(nil)
+let lastReport = Shared<HTTPProgress?>(nil)
 bigFile.progressHandler = { progress in
     lastReport.withLock { $0 = progress }
     print("\r   " + progressBar(progress), terminator: "")
@@ -309,7 +307,7 @@ show(bigDownload) { response in
     "\(response.status), saved to \(response.fileURL?.lastPathComponent ?? "?") in \(ContinuousClock.now - downloadStart)"
 }
 if let downloadServer = environment["DOWNLOADS_URL"].flatMap(URL.init(string:)) {
-    let attempts = Locked<[String]>([])
+    let attempts = Shared<[String]>([])
     let resuming =
         ModifyRequest { request in
             attempts.withLock { $0.append(request.headers["Range"] ?? "the whole file") }
@@ -329,7 +327,7 @@ let sharing =
     ApplyEnvironment(environment: httpbin)
     --> deduplicate
     --> PrintLoader { print("   \($0)") }
-    --> URLSessionLoader()
+    --> DemoTransport.makeTerminal()
 let shared = await withTaskGroup(of: HTTPResult.self, returning: [HTTPResult].self) { group in
     for index in 1...5 {
         group.addTask {
@@ -353,7 +351,7 @@ let guarded =
     ApplyEnvironment(environment: httpbin)
     --> breaker
     --> PrintLoader { print("   \($0)") }
-    --> URLSessionLoader()
+    --> DemoTransport.makeTerminal()
 let httpbinOrigin = Origin(scheme: httpbin.scheme, host: httpbin.host, port: httpbin.port)
 for _ in 0..<3 { show(await guarded.load(HTTPRequest(path: "/status/503"))) }
 print("   the circuit for \(httpbinOrigin) is \(breaker.state(for: httpbinOrigin))")
@@ -367,7 +365,7 @@ let recordings = FileManager.default.temporaryDirectory.appendingPathComponent("
 try? FileManager.default.createDirectory(at: recordings, withIntermediateDirectories: true)
 let cassetteFile = recordings.appendingPathComponent("httpbin.json")
 let recorder = Recorder(file: cassetteFile)
-let recording = ApplyEnvironment(environment: httpbin) --> recorder --> URLSessionLoader()
+let recording = ApplyEnvironment(environment: httpbin) --> recorder --> DemoTransport.makeTerminal()
 show(chain: recording)
 var session = [
     HTTPRequest(
@@ -406,7 +404,7 @@ let observed =
     }
     --> ApplyEnvironment(environment: httpbin)
     --> PropagateTraceContext()
-    --> URLSessionLoader()
+    --> DemoTransport.makeTerminal()
 for _ in 0..<2 {
     show(await observed.load(HTTPRequest(path: "/headers"))) { response in
         let headers = json(response)["headers"] as? [String: String] ?? [:]
@@ -420,7 +418,7 @@ let cached =
     ApplyEnvironment(environment: httpbin)
     --> cache
     --> PrintLoader { print("   \($0)") }
-    --> URLSessionLoader()
+    --> DemoTransport.makeTerminal()
 show(chain: cached)
 let cacheStatus: (HTTPResponse) -> String = { "\($0.status), Cache-Status: \($0.headers["Cache-Status"] ?? "-")" }
 for _ in 0..<2 { show(await cached.load(HTTPRequest(path: "/cache/60")), cacheStatus) }  // the second: no → line
@@ -432,4 +430,5 @@ show(await cached.load(offline)) { "onlyIfCached: \(cacheStatus($0))" }
 await cached.reset()
 show(await cached.load(offline)) { "after a reset, onlyIfCached: \(cacheStatus($0))" }
 
+await DemoTransport.shutDown()
 print("\nDone.")

@@ -17,7 +17,9 @@ let package = Package(
     name: "HTTPAsyncHTTPClient",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
-        .library(name: "HTTPAsyncHTTPClient", targets: ["HTTPAsyncHTTPClient"])
+        .library(name: "HTTPAsyncHTTPClient", targets: ["HTTPAsyncHTTPClient"]),
+        // The product's demo over this transport: `scripts/demo.sh --transport asynchttpclient`.
+        .executable(name: "AsyncHTTPClientDemo", targets: ["AsyncHTTPClientDemo"]),
     ],
     dependencies: [
         .package(name: "HTTP", path: "../.."),
@@ -45,6 +47,18 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        // Its files are the product's Sources/Demo (symbolic links) and a Transport.swift of its own.
+        .executableTarget(
+            name: "AsyncHTTPClientDemo",
+            dependencies: [
+                "HTTPAsyncHTTPClient",
+                .product(name: "HTTP", package: "HTTP"),
+                .product(name: "HTTPAuth", package: "HTTP"),
+                .product(name: "HTTPConnection", package: "HTTP"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: upcomingFeatures
         ),

@@ -1,0 +1,1 @@
+../../../../Sources/Demo/DemoBrowser.swift

@@ -1,0 +1,22 @@
+import Foundation
+import HTTP
+import HTTPAsyncHTTPClient
+import Testing
+
+// The example from README.md ("Which transport?"), kept identical so the README cannot drift.
+extension ServerEnvironment {
+    fileprivate static let production = ServerEnvironment(host: "api.example.com", pathPrefix: "/v1")
+}
+
+@Suite struct ReadmeExampleTests {
+    @Test func theServerChainEndsInTheAsyncHTTPClientLoaderAndShutsDown() async throws {
+        let terminal = AsyncHTTPClientLoader()  // a client of its own; AsyncHTTPClientLoader(client:) borrows your server's
+        let chain = ApplyEnvironment(environment: .production) --> FollowRedirects() --> Retry() --> terminal
+        // … and when the server stops:
+        await terminal.shutdown()
+
+        #expect(chain.nextLoader?.nextLoader?.nextLoader === terminal)
+        let afterShutdown = await terminal.load(HTTPRequest(url: URL(string: "https://api.example.com/v1/people/42")!))
+        #expect(afterShutdown.error?.code == .cannotConnect, "\(afterShutdown)")
+    }
+}
