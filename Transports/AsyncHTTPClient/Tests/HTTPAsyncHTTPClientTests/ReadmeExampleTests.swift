@@ -10,7 +10,7 @@ extension ServerEnvironment {
 
 @Suite struct ReadmeExampleTests {
     @Test func theServerChainEndsInTheAsyncHTTPClientLoaderAndShutsDown() async throws {
-        let terminal = AsyncHTTPClientLoader()  // a client of its own; AsyncHTTPClientLoader(client:) borrows your server's
+        let terminal = AsyncHTTPClientLoader()  // its own client; (client:) borrows yours
         let chain = ApplyEnvironment(environment: .production) --> FollowRedirects() --> Retry() --> terminal
         // … and when the server stops:
         await terminal.shutdown()
