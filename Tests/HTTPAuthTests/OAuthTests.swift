@@ -587,7 +587,8 @@ private struct Fixture {
         #expect(fixture.oauth.lastFlowPath == [.logOut, .done])
         // The token endpoint answers after the logout: nothing is saved, nobody is logged in.
         fixture.server.releaseTokenRequests()
-        try await Task.sleep(for: .milliseconds(20))
+        await fixture.oauth.waitUntilInterruptedOperationsEnd()  // the late answer has arrived, and is ignored
+        #expect(fixture.server.tokenRequestCount == 1)
         #expect(fixture.delegate.state.value.saves == 0)
         #expect(fixture.oauth.credentials == nil)
     }
@@ -602,7 +603,7 @@ private struct Fixture {
         await fixture.oauth.reset()
         for load in loads { #expect(await load.value.error?.code == .resetInProgress) }
         fixture.server.releaseTokenRequests()
-        try await Task.sleep(for: .milliseconds(20))
+        await fixture.oauth.waitUntilInterruptedOperationsEnd()
         #expect(fixture.delegate.state.value.saves == 1)  // the login's; not the interrupted refresh's
         #expect(fixture.delegate.state.value.saved == nil)
     }
@@ -666,6 +667,31 @@ private struct Fixture {
         await chain.reset()
         #expect(server.state.value.revoked.count == 2)
         #expect(server.state.value.resets == 1)
+    }
+}
+
+extension OAuthCancellationAndResetTests {
+    /// Credentials saved by an earlier run of the app: nothing is discovered yet when the logout starts, and the
+    /// `ResetGuard` below refuses every request of the reset's but those marked as part of it.
+    @Test func aLogoutThatMustDiscoverFirstGetsThroughLoadersThatRefuseDuringTheReset() async throws {
+        let clock = TestClock()
+        let server = FakeAuthorizationServer(clock: clock)
+        let delegate = OAuthTestDelegate(server: server)  // held weakly by the loaders
+        let earlierRun = OAuth(configuration: oauthConfiguration(), delegate: delegate, now: clock.read)
+        earlierRun.nextLoader = server
+        _ = try await earlierRun.load(apiRequest()).get()
+        let saved = try #require(earlierRun.credentials)
+        let discoveriesBefore = server.state.value.discoveryRequests
+
+        let oauth = OAuth(
+            configuration: oauthConfiguration(), credentials: saved, delegate: delegate, now: clock.read)
+        let chain = Auth(loaders: [.oauth: oauth]) --> ResetGuard() --> server
+        await chain.reset()
+        #expect(server.state.value.discoveryRequests == discoveriesBefore + 1)
+        let refreshToken = try #require(saved.refreshToken)
+        #expect(Set(server.state.value.revoked) == [saved.accessToken, refreshToken])
+        #expect(oauth.lastFlowPath.contains(.discovery))
+        withExtendedLifetime(delegate) {}
     }
 }
 

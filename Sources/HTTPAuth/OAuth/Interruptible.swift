@@ -2,8 +2,11 @@ import HTTP
 
 /// Runs `operation` in a task of its own and returns its result — or `nil` as soon as the calling task is
 /// cancelled, without waiting for `operation` (which is cancelled too). For waits on the user, which a
-/// delegate might not end promptly when cancelled.
-func interruptible<Value: Sendable>(_ operation: @escaping @Sendable () async -> Value) async -> Value? {
+/// delegate might not end promptly when cancelled. `running` counts the operation until it has ended, also after
+/// this has returned `nil`.
+func interruptible<Value: Sendable>(
+    counting running: InFlightLoads, _ operation: @escaping @Sendable () async -> Value
+) async -> Value? {
     // The value is handed over under the lock rather than through the continuation: when `operation` finishes
     // before this task has suspended, the continuation resumes it without a job switch, a hand-over that
     // ThreadSanitizer cannot see (it reported the value's fields as racing); the mutex it can.
@@ -20,7 +23,11 @@ func interruptible<Value: Sendable>(_ operation: @escaping @Sendable () async ->
     await withTaskCancellationHandler {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             handover.withLock { $0.waiter = continuation }
-            let task = Task { finish(await operation()) }
+            running.begin()
+            let task = Task {
+                defer { running.end() }
+                finish(await operation())
+            }
             worker.withLock { $0 = task }
             if Task.isCancelled {
                 task.cancel()

@@ -103,6 +103,8 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     private let state: Locked<State>
     /// The requests sent on with a token, which a reset waits for before it logs out.
     private let inFlight = InFlightLoads()
+    /// The interruptible operations of flows (token requests, login pages), counted until they end.
+    private let operations = InFlightLoads()
 
     /// - Parameters:
     ///   - configuration: The server, the client, and the refresh rules.
@@ -167,6 +169,11 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
 
     /// How many resets wait for a logout another reset runs.
     package var resetsAwaitingLogoutCount: Int { state.withLock { $0.resetsAwaitingLogout.count } }
+
+    /// Returns once every interruptible operation a flow started has ended, also those a reset interrupted and
+    /// left running (a token request whose answer comes late, a login page still open): for tests that check
+    /// what such a late answer leaves behind.
+    package func waitUntilInterruptedOperationsEnd() async { await operations.waitUntilIdle() }
 
     /// The session's state now, then every change: logged in, refreshed, logged out (with the error that
     /// caused it). Each call returns a new stream; it ends when the loader is deallocated or the consumer
@@ -406,14 +413,14 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
             return .savedCredentialsRead(try? await delegate?.savedCredentials(for: self))
         case .send(let request, let isInterruptible):
             guard isInterruptible else { return .responseReceived(await loadNext(request)) }
-            let result = await interruptible { await self.loadNext(request) }
+            let result = await interruptible(counting: operations) { await self.loadNext(request) }
             return .responseReceived(
                 result
                     ?? .failure(
                         HTTPError(.cancelled, request: request, message: "the authorization flow was interrupted")))
         case .showLogin(let url):
             guard let delegate else { return .loginAnswered(.noDelegate) }
-            let answer = await interruptible { await delegate.logIn(at: url, for: self) }
+            let answer = await interruptible(counting: operations) { await delegate.logIn(at: url, for: self) }
             return .loginAnswered(answer?.map { .redirected($0) } ?? .cancelled)
         case .save(let credentials):
             try? await delegate?.save(credentials, for: self)

@@ -532,7 +532,10 @@ package struct OAuthStateMachine: Sendable {
         if endpoints == nil, !logout.path.contains(.discovery) {
             logout.path.append(.discovery)
             logout.step = .discovery
-            return .send(discoveryRequest(), interruptible: true)
+            // Part of the reset, like the revocation it serves: the loaders below refuse everything else now.
+            var discovery = discoveryRequest()
+            discovery.isPartOfReset = true
+            return .send(discovery, interruptible: false)
         }
         var revocations = credentials.refreshToken.map { [Revocation(token: $0, hint: "refresh_token")] } ?? []
         revocations.append(Revocation(token: credentials.accessToken, hint: "access_token"))
