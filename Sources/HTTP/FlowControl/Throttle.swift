@@ -117,6 +117,8 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
     }
 
     /// Loads a request that bypasses the queue; during a reset only a loader's own reset traffic does.
+    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
+    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
     @inline(never)
     private func bypass(_ request: HTTPRequest) async -> HTTPResult {
         if !request.isPartOfReset, state.withLock({ $0.resetsInProgress > 0 }) { return refusal(.reset, of: request) }
@@ -124,6 +126,8 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
     }
 
     /// Loads a request that holds a slot, and frees the slot when the load completes.
+    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
+    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
     @inline(never)
     private func loadInSlot(_ request: HTTPRequest) async -> HTTPResult {
         let result = await loadNext(request)
@@ -132,6 +136,8 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
     }
 
     /// The failure of a request that did not get a slot.
+    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
+    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
     @inline(never)
     private func refusal(_ admission: Admission, of request: HTTPRequest) -> HTTPResult {
         switch admission {
@@ -167,6 +173,8 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
     }
 
     /// Puts a waiter in its lane, or answers it at once (cancelled, resetting, or a slot freed meanwhile).
+    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
+    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
     @inline(never)
     private func enqueue(_ continuation: CheckedContinuation<Void, Never>, id: UInt64, priority: ThrottlePriority) {
         let decided = state.withLock { state -> (refused: Bool, admitted: [CheckedContinuation<Void, Never>]) in

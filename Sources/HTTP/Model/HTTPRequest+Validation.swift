@@ -134,17 +134,30 @@ extension HTTPRequest {
 
     /// The encoded body, or `nil` when it is empty.
     func encodedBody() throws(HTTPError) -> Data? {
+        try fromBody { try $0.encode() }
+    }
+
+    /// Where a transport reads the body from, or `nil` when it is empty. A body that cannot produce its bytes
+    /// fails with ``HTTPError/Code/invalidRequest``, naming its type, as every transport reports it.
+    public func bodySource() throws(HTTPError) -> HTTPBodySource? {
+        try fromBody { try $0.makeSource() }
+    }
+
+    /// `make(body)`, or `nil` for an empty body.
+    private func fromBody<Value>(_ make: (any HTTPBody) throws -> Value) throws(HTTPError) -> Value? {
         guard !body.isEmpty else { return nil }
         do {
-            return try body.encode()
+            return try make(body)
         } catch {
-            throw HTTPError(
-                .invalidRequest,
-                request: self,
-                message: "the body (\(type(of: body))) could not be encoded",
-                underlyingError: error
-            )
+            throw bodyEncodingFailure(error)
         }
+    }
+
+    /// The error for a body that could not produce its bytes.
+    func bodyEncodingFailure(_ error: any Error) -> HTTPError {
+        HTTPError(
+            .invalidRequest, request: self, message: "the body (\(type(of: body))) could not be encoded",
+            underlyingError: error)
     }
 
     private func invalid(_ message: String) -> HTTPError {

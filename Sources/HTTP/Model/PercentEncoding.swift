@@ -16,6 +16,7 @@ enum PercentEncoding {
             self.high = high
         }
 
+        /// Inlined always: called per byte of every URL part checked, where a call would cost more than the test.
         @inline(__always)
         func contains(_ byte: UInt8) -> Bool {
             if byte < 64 { return low & (1 << UInt64(byte)) != 0 }

@@ -16,6 +16,7 @@ enum RedirectRules {
     }
 
     /// The statuses followed: `301`, `302`, `303`, `307`, `308`.
+    /// Inlined always: called per byte of every URL part checked, where a call would cost more than the test.
     @inline(__always)
     static func isFollowed(_ status: HTTPStatus) -> Bool {
         switch status.rawValue {

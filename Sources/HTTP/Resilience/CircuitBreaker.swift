@@ -162,6 +162,8 @@ public final class CircuitBreaker: HTTPLoader, @unchecked Sendable {
 
     /// Sends a request that has no origin yet, without counting it; during a reset, only a loader's own reset
     /// traffic goes.
+    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
+    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
     @inline(never)
     private func loadUncounted(_ request: HTTPRequest) async -> HTTPResult {
         if !request.isPartOfReset, state.withLock({ $0.resetsInProgress > 0 }) {

@@ -92,21 +92,6 @@ extension HTTPRequest {
         }
         return PreparedRequest(urlRequest: urlRequest, uploadFile: uploadFile, spool: spool, bodyLength: source?.length)
     }
-
-    /// Where the body's bytes come from, or `nil` when it is empty.
-    func bodySource() throws(HTTPError) -> HTTPBodySource? {
-        guard !body.isEmpty else { return nil }
-        do {
-            return try body.makeSource()
-        } catch {
-            throw HTTPError(
-                .invalidRequest,
-                request: self,
-                message: "the body (\(type(of: body))) could not be encoded",
-                underlyingError: error
-            )
-        }
-    }
 }
 
 extension HTTPResponse {

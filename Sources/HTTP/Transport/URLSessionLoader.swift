@@ -213,10 +213,7 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
                 try await source.spool(to: file)
             } catch {
                 if Task.isCancelled { return .failure(HTTPError(.cancelled, request: request)) }
-                return .failure(
-                    HTTPError(
-                        .invalidRequest, request: request,
-                        message: "the body (\(type(of: request.body))) could not be encoded", underlyingError: error))
+                return .failure(request.bodyEncodingFailure(error))
             }
             prepared.uploadFile = file
             return await send(prepared, request, epoch: epoch)

@@ -230,12 +230,16 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     }
 
     /// A failure for a request to an origin the tokens are not for, or `nil` for a resource origin.
+    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
+    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
     @inline(never)
     private func refusalOfHost(_ request: HTTPRequest) -> HTTPResult? {
         resourceOrigins.contains(request) ? nil : .failure(resourceOrigins.refusal(of: request))
     }
 
     /// A redirect elsewhere than a resource origin: it goes on without a token.
+    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
+    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
     @inline(never)
     private func isUnauthenticatedRedirect(_ request: HTTPRequest) -> Bool {
         request.isRedirectedToAnotherOrigin && !resourceOrigins.contains(request)
@@ -248,6 +252,8 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     }
 
     /// Sends a request that waited for a flow with the flow's answer.
+    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
+    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
     @inline(never)
     private func send(_ request: HTTPRequest, answer: Machine.Answer) async -> HTTPResult {
         switch answer {
@@ -258,6 +264,8 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
 
     /// Sends a request with a token. A `401` replays it once: after a refresh when `token` is still the current
     /// one, at once with the current token when it was replaced meanwhile.
+    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
+    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
     @inline(never)
     private func send(_ request: HTTPRequest, grant: Machine.Grant) async -> HTTPResult {
         inFlight.begin()
@@ -304,6 +312,8 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     }
 
     /// The answer left for waiter `id` by whoever resumed it.
+    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
+    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
     @inline(never)
     private func takeAnswer(_ id: UInt64) -> Machine.Answer {
         guard let answer = state.withLock({ $0.waiters.takeAnswer(id) }) else {
@@ -313,6 +323,8 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     }
 
     /// Answers a waiter whose task was cancelled, if it is still waiting.
+    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
+    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
     @inline(never)
     private func cancelWaiter(_ id: UInt64) {
         let waiter = state.withLock { $0.waiters.answer(id, with: Self.cancelled) }

@@ -46,16 +46,7 @@ extension AsyncHTTPClientLoader {
         var headers = NIOHTTP1.HTTPHeaders()
         for field in request.headersIncludingBody { headers.add(name: field.name, value: field.value) }
 
-        var source: HTTPBodySource?
-        if !request.body.isEmpty {
-            do {
-                source = try request.body.makeSource()
-            } catch {
-                throw HTTPError(
-                    .invalidRequest, request: request,
-                    message: "the body (\(type(of: request.body))) could not be encoded", underlyingError: error)
-            }
-        }
+        let source = try request.bodySource()
         var prepared = PreparedRequest(
             url: url, method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue), headers: headers, body: source,
             bodyLength: source?.length, deadline: request.timeout.map(Self.deadline(after:)))
