@@ -21,7 +21,7 @@
 #   --quick         fewer rounds and iterations everywhere: checks that everything runs, measures nothing
 #   --strict        exit with status 1 when a budget fails (by default the table is the result, status 0)
 #   --budgets-only  skip step 4
-#   --precise       three times the loopback rounds (93): ratios about 1.7 times as precise, 6 more minutes
+#   --precise       about three times the loopback rounds (31 per run, 93 in all): ratios about 1.7 times as precise
 #   --only LIST     only these BudgetReport sections (inprocess,cold,loopback,asynchttpclient,scale,resilience,cache,transfers)
 #   --breakdown     also take the chain's loopback cost apart (what a URLRequest made per call costs
 #                   URLSession, the conversion from HTTPRequest, the completion-handler path, each chain
@@ -264,7 +264,7 @@ step "budgets (BudgetReport)"
 report_args=()
 [ -z "$QUICK" ] || report_args+=(--quick)
 [ -z "$STRICT" ] || report_args+=(--strict)
-[ -z "$PRECISE" ] || report_args+=(--loopback-rounds 93)
+[ -z "$PRECISE" ] || report_args+=(--loopback-rounds 31)  # per run: 3 runs of 31 rounds
 [ -z "$BREAKDOWN" ] || report_args+=(--breakdown)
 [ -z "$ONLY" ] || report_args+=(--only "$ONLY")
 REPORT=$BENCH_DIR/.build/budget-report.txt

@@ -73,7 +73,7 @@ public struct Request<Response>: Sendable {
         return copy
     }
 
-    /// This request, accepting every status: its decode closure sees 404s and 500s too, as in the series.
+    /// This request, accepting every status: its decode closure sees 404s and 500s too.
     public func acceptingAnyStatus() -> Request {
         var copy = self
         copy.isAcceptable = { _ in true }

@@ -24,32 +24,35 @@ import Testing
         let waves = 10
         let perWave = 200
         let count = waves * perWave
-        let completions = Box([Int](repeating: 0, count: count))
         let outcomes = Box([String: Int]())
-        var previousWave: [Task<Void, Never>] = []
-        for wave in 0..<waves {
-            let tasks = (0..<perWave).map { offset in
-                let index = wave * perWave + offset
-                return Task(priority: .low) {
-                    let result = await oauth.load(apiRequest("/item/\(index)"))
-                    completions.withLock { $0[index] += 1 }
-                    var outcome = result.response.map { "\($0.status.rawValue)" } ?? "\(result.error!.code)"
-                    if let error = result.error, ![.cancelled, .resetInProgress].contains(error.code) {
-                        outcome += ": \(error.message)"
+        let finished = await withDeadline(seconds: 120) {
+            var previousWave: [Task<Void, Never>] = []
+            for wave in 0..<waves {
+                let tasks = (0..<perWave).map { offset in
+                    let index = wave * perWave + offset
+                    return Task(priority: .low) {
+                        let result = await oauth.load(apiRequest("/item/\(index)"))
+                        var outcome = result.response.map { "\($0.status.rawValue)" } ?? "\(result.error!.code)"
+                        if let error = result.error, ![.cancelled, .resetInProgress].contains(error.code) {
+                            outcome += ": \(error.message)"
+                        }
+                        outcomes.withLock { $0[outcome, default: 0] += 1 }
                     }
-                    outcomes.withLock { $0[outcome, default: 0] += 1 }
                 }
+                await Task.yield()
+                if wave.isMultiple(of: 2) { clock.advance(by: 3_590) } else { server.revokeAccessTokens() }
+                for task in tasks.shuffled().prefix(10) { task.cancel() }
+                if wave == 5 { await oauth.reset() }
+                for task in previousWave { await task.value }
+                previousWave = tasks
             }
-            await Task.yield()
-            if wave.isMultiple(of: 2) { clock.advance(by: 3_590) } else { server.revokeAccessTokens() }
-            for task in tasks.shuffled().prefix(10) { task.cancel() }
-            if wave == 5 { await oauth.reset() }
             for task in previousWave { await task.value }
-            previousWave = tasks
+            return true
         }
-        for task in previousWave { await task.value }
-
-        #expect(completions.value.allSatisfy { $0 == 1 })
+        // Each load returned exactly once: a continuation resumed twice traps, and one never resumed keeps the run
+        // past the deadline.
+        try #require(finished == true, "requests still waiting: \(oauth.waitingCount)")
+        #expect(outcomes.value.values.reduce(0, +) == count)
         let unexpected = outcomes.value.keys.filter { !["200", "401", "cancelled", "resetInProgress"].contains($0) }
         #expect(unexpected.isEmpty, "\(outcomes.value)")
         #expect((outcomes.value["200"] ?? 0) > 0, "\(outcomes.value)")

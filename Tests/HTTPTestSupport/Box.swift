@@ -49,22 +49,37 @@ public func eventually(
 }
 
 /// Runs `body`, failing the test if it has not finished within `seconds`; returns its value, or nil on timeout.
+///
+/// On timeout `body` is cancelled and left behind: this returns at once even when `body` ignores cancellation
+/// (a hang is what the deadline is for), where a task group would wait for it.
 public func withDeadline<T: Sendable>(
     seconds: Double,
     sourceLocation: SourceLocation = #_sourceLocation,
     _ body: @escaping @Sendable () async -> T
 ) async -> T? {
-    await withTaskGroup(of: T?.self) { group in
-        group.addTask { await body() }
-        group.addTask {
-            try? await Task.sleep(for: .seconds(seconds))
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        if first == nil {
-            Issue.record("did not finish within \(seconds) s", sourceLocation: sourceLocation)
-        }
-        return first
+    let work = Task { await body() }
+    let waiter = Box<CheckedContinuation<T?, Never>?>(nil)
+    let finish: @Sendable (T?) -> Void = { value in
+        waiter.withLock { waiter in
+            defer { waiter = nil }
+            return waiter
+        }?.resume(returning: value)
     }
+    let value = await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
+        waiter.withLock { $0 = continuation }
+        let timer = Task {
+            try? await Task.sleep(for: .seconds(seconds))
+            if !Task.isCancelled { finish(nil) }
+        }
+        Task {
+            let value = await work.value
+            timer.cancel()
+            finish(value)
+        }
+    }
+    if value == nil {
+        work.cancel()
+        Issue.record("did not finish within \(seconds) s", sourceLocation: sourceLocation)
+    }
+    return value
 }

@@ -132,6 +132,51 @@ private struct AttemptSpans: HTTPEventObserver {
         #expect(spans.value.map(\.description) == mock.receivedRequests.map { $0.headers["traceparent"] ?? "" })
     }
 
+    @Test func aGaugeIsSampledWhileRequestsWait() async throws {
+        let reported = Locked<[Int]>([])
+        @Sendable func report(_ name: String, _ value: Int) {
+            if name == "http.throttle.queue" { reported.withLock { $0.append(value) } }
+        }
+        // A terminal that holds every request until the gate opens.
+        let gate = Locked<(isOpen: Bool, held: [CheckedContinuation<Void, Never>])>((false, []))
+        let terminal = MockLoader()
+        for _ in 0..<8 {
+            terminal.then { request in
+                await withCheckedContinuation { continuation in
+                    let isOpen = gate.withLock { gate -> Bool in
+                        if !gate.isOpen { gate.held.append(continuation) }
+                        return gate.isOpen
+                    }
+                    if isOpen { continuation.resume() }
+                }
+                return .success(HTTPResponse(request: request, status: .ok))
+            }
+        }
+        let throttle = Throttle(maximumNumberOfRequests: 6)
+        let chain = throttle --> terminal
+        let loads = (0..<8).map { _ in Task { await chain.load(HTTPRequest(host: "api.example.com")) } }
+        await eventually { throttle.runningCount == 6 && throttle.waitingCount == 2 }
+
+        let sampler = Task {
+            while !Task.isCancelled {
+                report("http.throttle.queue", throttle.waitingCount)  // your metrics system
+                try? await Task.sleep(for: .seconds(10))
+            }
+        }
+        await eventually { !reported.value.isEmpty }
+        sampler.cancel()
+        #expect(reported.value.first == 2)
+
+        let held = gate.withLock { gate in
+            gate.isOpen = true
+            defer { gate.held = [] }
+            return gate.held
+        }
+        for continuation in held { continuation.resume() }
+        for load in loads { #expect(await load.value.response?.status == .ok) }
+        #expect(throttle.runningCount == 0 && throttle.waitingCount == 0)
+    }
+
     @Test func everySampleOfTheArticleIsInThisFile() throws {
         let article = DocumentationSamples.catalog(of: "HTTP", fromTestFile: #filePath)
             .appendingPathComponent("ObservingLoads.md")

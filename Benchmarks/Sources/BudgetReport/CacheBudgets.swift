@@ -15,19 +15,8 @@ func measureCache(rounds: Int, iterations: Int) async -> Section {
         ("terminal", .cacheableTerminal(), iterations),
         ("reload", .cacheReload(), iterations),
     ]
-    // Warm-up; the first load of each cache stores the response, so every timed load is a hit.
-    for (_, subject, count) in subjects { _ = await subject.run(iterations: count / 5) }
-    var samples: [String: [Double]] = [:]
-    let clock = ContinuousClock()
-    for round in 0..<rounds {
-        for index in subjects.indices {
-            let (key, subject, count) = subjects[(index + round) % subjects.count]
-            let start = clock.now
-            _ = await subject.run(iterations: count)
-            samples[key, default: []].append((clock.now - start).nanoseconds / Double(count))
-        }
-    }
-    let ns = samples.mapValues(median)
+    // The warm-up's first load of each cache stores the response, so every timed load is a hit.
+    let ns = await medianNanosecondsPerRequest(subjects, rounds: rounds)
 
     var section = Section(title: "Cache (in process; median ns per request over \(rounds) rounds of \(iterations))")
     section.rows.append(

@@ -1,5 +1,25 @@
 import BenchmarkSupport
 
+/// Warms every subject up (a fifth of its iterations), then runs each `rounds` times, `iterations` requests in a
+/// row, the rounds visiting the subjects in a rotated order so that a slow spell of the machine is spread over
+/// all of them: each subject's median nanoseconds per request over the rounds, by key.
+func medianNanosecondsPerRequest(
+    _ subjects: [(key: String, subject: InProcessSubject, iterations: Int)], rounds: Int
+) async -> [String: Double] {
+    for (_, subject, iterations) in subjects { _ = await subject.run(iterations: iterations / 5) }
+    var samples: [String: [Double]] = [:]
+    let clock = ContinuousClock()
+    for round in 0..<rounds {
+        for index in subjects.indices {
+            let (key, subject, iterations) = subjects[(index + round) % subjects.count]
+            let start = clock.now
+            _ = await subject.run(iterations: iterations)
+            samples[key, default: []].append((clock.now - start).nanoseconds / Double(iterations))
+        }
+    }
+    return samples.mapValues(median)
+}
+
 /// The pass-through counts the slopes are fitted over.
 let passThroughCounts = [0, 1, 4, 8, 16]
 
@@ -31,18 +51,8 @@ func measureInProcess(rounds: Int, iterations: Int) async -> Section {
         subjects.append(("middlewares \(count)", .passThroughMiddlewares(count)))
     }
 
-    for (_, subject) in subjects { _ = await subject.run(iterations: iterations / 5) }  // warm-up
-    var samples: [String: [Double]] = [:]
-    let clock = ContinuousClock()
-    for round in 0..<rounds {
-        for index in subjects.indices {
-            let (key, subject) = subjects[(index + round) % subjects.count]
-            let start = clock.now
-            _ = await subject.run(iterations: iterations)
-            samples[key, default: []].append((clock.now - start).nanoseconds / Double(iterations))
-        }
-    }
-    let ns = samples.mapValues(median)
+    let ns = await medianNanosecondsPerRequest(
+        subjects.map { ($0.key, $0.subject, iterations) }, rounds: rounds)
 
     let terminal = ns["terminal"]!
     let defaultChain = ns["default"]!

@@ -12,18 +12,8 @@ func measureResilience(rounds: Int, iterations: Int, runs: Int) async -> Section
         ("closed breaker", .closedCircuitBreaker()),
         ("deduplicate", .deduplicateAlone()),
     ]
-    for (_, subject) in subjects { _ = await subject.run(iterations: iterations / 5) }  // warm-up
-    var samples: [String: [Double]] = [:]
-    let clock = ContinuousClock()
-    for round in 0..<rounds {
-        for index in subjects.indices {
-            let (key, subject) = subjects[(index + round) % subjects.count]
-            let start = clock.now
-            _ = await subject.run(iterations: iterations)
-            samples[key, default: []].append((clock.now - start).nanoseconds / Double(iterations))
-        }
-    }
-    let ns = samples.mapValues(median)
+    let ns = await medianNanosecondsPerRequest(
+        subjects.map { ($0.key, $0.subject, iterations) }, rounds: rounds)
 
     var section = Section(
         title: "New loaders (in process; median ns per request over \(rounds) rounds of \(iterations), "

@@ -8,10 +8,11 @@ import Foundation
 //   BudgetReport [--quick] [--strict]
 //                [--only inprocess,cold,loopback,asynchttpclient,scale,resilience,cache,transfers,breakdown]
 //                [--breakdown]
-//                [--loopback-rounds N] [--loopback-slices N] [--seed N]
+//                [--loopback-runs N] [--loopback-rounds N] [--loopback-slices N] [--seed N]
 //   BudgetReport --spin default|terminal|cache-hit|loaders-N|middlewares-N SECONDS
 //   BudgetReport --send CLIENT COUNT [CONCURRENCY]
-//   BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-rounds N] [--loopback-slices N] [--seed N]
+//   BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-runs N] [--loopback-rounds N] [--loopback-slices N]
+//                [--seed N]
 //   BudgetReport --transfer KIND URL FILE
 //
 //   --quick    fewer rounds and iterations (a smoke test, not a measurement)
@@ -24,12 +25,15 @@ import Foundation
 //   --transfer only run one transfer (chain-download, raw-download, curl-download, chain-upload) of URL to or from
 //              FILE and print its bytes, seconds and peak RSS rise: what the transfers section runs in a child
 //              process per transfer
+//   --loopback-runs
+//              runs of each loopback section (3 by default), each with its own seed: a budget's verdict is the
+//              mean of the runs' median ratios (DESIGN.md)
 //   --loopback-rounds
-//              rounds of the loopback section (31 by default); more rounds, more precise ratios
+//              rounds per run (11 by default); more rounds, more precise ratios
 //   --loopback-slices
 //              turns each loopback client takes per round and mode (8 by default)
-//   --seed     the seed of the loopback runs' random orders (6 by default: every run the same orders); runs
-//              with different seeds differ in their orders as well as in the machine's noise
+//   --seed     the first loopback run's seed of its random orders (6 by default; the next runs take 7, 8, …): the
+//              same seeds, the same orders; other seeds differ in their orders as well as in the machine's noise
 //   --spin     only send requests to one in-process subject for SECONDS, for a profiler:
 //              perf record -g .build/release/BudgetReport --spin default 10
 //   --send     only send COUNT requests to nginx (NGINX_URL) with one loopback client, CONCURRENCY at a
@@ -38,7 +42,7 @@ import Foundation
 //              perf record -F 10000 -e cpu-clock -g .build/release/BudgetReport --send chain 25000
 //   --compare  only measure the named loopback clients against the first of them, the way the loopback
 //              budgets are measured (rounds of interleaved turns, medians of ratios, 95% CIs): an A/B test
-//              of one change, e.g. --compare loader,chain (about 1 minute per client for 31 rounds)
+//              of one change, e.g. --compare loader,chain (about 1 minute per client for 3 × 11 rounds)
 
 struct Options {
     var quick = false
@@ -48,6 +52,7 @@ struct Options {
     ]
     var spin: (subject: InProcessSubject, seconds: Double)?
     var loopbackRounds: Int?
+    var loopbackRuns: Int?
     var loopbackSlices: Int?
     var seed: UInt64?
     var send: (client: String, count: Int, concurrency: Int)?
@@ -64,6 +69,9 @@ struct Options {
             case "--only":
                 guard let list = remaining.popFirst() else { Self.usage() }
                 sections = Set(list.split(separator: ",").map { String($0) })
+            case "--loopback-runs":
+                guard let runs = remaining.popFirst().flatMap(Int.init), runs > 0 else { Self.usage() }
+                loopbackRuns = runs
             case "--loopback-rounds":
                 guard let rounds = remaining.popFirst().flatMap(Int.init), rounds > 0 else { Self.usage() }
                 loopbackRounds = rounds
@@ -110,8 +118,9 @@ struct Options {
     /// drifts by ±10% over seconds, and each ratio is taken within a round.
     var loopbackPlan: LoopbackPlan {
         LoopbackPlan(
-            rounds: loopbackRounds ?? (quick ? 2 : 31), slices: loopbackSlices ?? (quick ? 1 : 8),
-            modes: loopbackModes(quick: quick), seed: seed ?? LoopbackPlan.defaultSeed)
+            rounds: loopbackRounds ?? (quick ? 2 : 11), slices: loopbackSlices ?? (quick ? 1 : 8),
+            modes: loopbackModes(quick: quick), seed: seed ?? LoopbackPlan.defaultSeed,
+            runs: loopbackRuns ?? (quick ? 1 : 3))
     }
 
     /// The loopback clients `--send` and `--compare` know, by name: each name once, with what makes its
@@ -173,12 +182,12 @@ struct Options {
                                     [--only inprocess,cold,loopback,asynchttpclient,scale,resilience,cache,
                                             transfers,breakdown]
                                     [--breakdown]
-                                    [--loopback-rounds N] [--loopback-slices N] [--seed N]
+                                    [--loopback-runs N] [--loopback-rounds N] [--loopback-slices N] [--seed N]
                        BudgetReport --spin default|terminal|cache-hit|loaders-N|middlewares-N|observe|observe-measuring|
                                            measuring-terminal|observed-default|trace|print|follow-redirects SECONDS
                        BudgetReport --send CLIENT COUNT [CONCURRENCY]
-                       BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-rounds N] [--loopback-slices N]
-                                    [--seed N]
+                       BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-runs N] [--loopback-rounds N]
+                                    [--loopback-slices N] [--seed N]
                        BudgetReport --transfer chain-download|raw-download|curl-download|chain-upload|ahc-chain-download|
                                            ahc-raw-download|ahc-chain-upload URL FILE
                        (CLIENT: \(loopbackClients.map(\.key).joined(separator: ", ")))

@@ -32,7 +32,7 @@ import Synchronization
 ///
 /// Put `Retry` *before* ``Throttle``: `Retry --> Throttle` gives up its throttle slot while it waits, so
 /// one request's retries cannot hold back the others. With `Throttle --> Retry` a request keeps its slot
-/// through every attempt and every wait (the series' "chain1": A1, A2, A3, then B).
+/// through every attempt and every wait (with one slot: A's three attempts, then B).
 // Safety: configuration is immutable; the waiting retries live in `state`, behind a lock.
 public final class Retry: HTTPLoader, @unchecked Sendable {
     /// The strategy for requests that carry none of their own.
@@ -81,7 +81,8 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
         "strategy: \(defaultStrategy), budget: \(budget.map { "\($0)" } ?? "none")"
     }
 
-    /// The number of requests waiting to be retried.
+    /// The number of requests waiting out a delay before their next attempt now: a gauge for metrics (see
+    /// "Gauges" in <doc:ObservingLoads>).
     public var waitingCount: Int { state.withLock { $0.waiters.count } }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {

@@ -100,10 +100,11 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
         "maximumNumberOfRequests: \(maximumNumberOfRequests), starvationLimit: \(starvationLimit)"
     }
 
-    /// The number of requests running downstream through a slot.
+    /// The number of requests running downstream through a slot now: a gauge for metrics (see "Gauges" in
+    /// <doc:ObservingLoads>).
     public var runningCount: Int { state.withLock { $0.running } }
 
-    /// The number of requests waiting for a slot.
+    /// The number of requests waiting for a slot now: a gauge for metrics, the queue's length.
     public var waitingCount: Int { state.withLock { $0.waiters.count } }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {

@@ -46,6 +46,7 @@ public struct HTTPRequest: Sendable {
         }
     }
 
+    /// Usable from inlinable code, as are ``Fields`` and `OptionBox`: the option subscript's getter reads them.
     @usableFromInline var storage: CopyOnWriteBox<Fields>
 
     /// The storage, copied first when another request shares it.

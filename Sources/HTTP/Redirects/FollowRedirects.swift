@@ -2,7 +2,7 @@ import Synchronization
 
 /// A loader that follows redirects: each `301`, `302`, `303`, `307` or `308` with a `Location` is sent on as a new
 /// request through the loaders below, so that every hop is authenticated, cached, retried, throttled, logged and
-/// measured like any request — the seed's `RedirectionFollowingLoader`.
+/// measured like any request.
 ///
 /// ```swift
 /// let chain =

@@ -109,10 +109,12 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
         self.methods = methods.filter(\.isSafe)
     }
 
-    /// The number of loads in flight downstream on behalf of shared requests.
+    /// The number of loads in flight downstream on behalf of shared requests now: a gauge for metrics (see
+    /// "Gauges" in <doc:ObservingLoads>).
     public var inFlightCount: Int { state.withLock { $0.loads.count } }
 
-    /// The number of callers waiting for a shared load, the ones whose request went downstream included.
+    /// The number of callers waiting for a shared load now, the ones whose request went downstream included: with
+    /// ``inFlightCount``, how much sharing saves.
     public var waitingCount: Int { state.withLock { $0.waiters.count } }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
