@@ -191,6 +191,17 @@ func randomSeed(_ test: String) -> UInt64 {
         #expect(RetryAfter.delay(in: response(.serviceUnavailable, []), now: now) == nil)
     }
 
+    /// Found by fuzzing: an HTTP-date has a comma in it, so lines joined with ", " can splice a date together from
+    /// pieces that are none. Each line is read on its own; when none is a wait, the other fields decide.
+    @Test func retryAfterLinesAreReadOneByOneNeverJoined() {
+        let split = response(
+            .tooManyRequests,
+            [("X-RateLimit-Reset", "5"), ("Retry-After", "Sun, 22 Nov "), ("Retry-After", "026 10:00:10 GMT")])
+        #expect(split.headers["Retry-After"] == "Sun, 22 Nov , 026 10:00:10 GMT")
+        #expect(RetryAfter.parse(split.headers["Retry-After"]!, now: now) == .zero)  // joined: a date, in 1926
+        #expect(RetryAfter.delay(in: split, now: now) == .seconds(5))
+    }
+
     @Test func resetFieldsCountOnlyWhenTheQuotaIsUsedUp() {
         let unixTime = "1795262445"  // 45 s after `now`
         // A quota that remains: the reset is when the window ends, not a wait.

@@ -84,13 +84,17 @@ enum RetryAfterTarget: FuzzTarget {
         }
     }
 
-    /// `delay(in:now:)` takes `Retry-After` first, never answers a negative wait.
+    /// `delay(in:now:)` takes `Retry-After` first — each field line on its own (a singleton field: lines are never
+    /// joined into one value, which could splice a date together), the longest wait of those that parse — and never
+    /// answers a negative wait.
     static func checkDelay(_ fields: [(name: String, value: String)], now: Date) {
         let response = HTTPResponse(request: HTTPRequest(), status: .tooManyRequests, headers: makeHeaders(fields))
         let delay = RetryAfter.delay(in: response, now: now)
         if let delay { FuzzCheck.expect(delay >= .zero, "delay(in:) is negative: \(delay)") }
-        if let retryAfter = response.headers["Retry-After"], let parsed = RetryAfter.parse(retryAfter, now: now) {
-            FuzzCheck.expect(delay == parsed, "delay(in:) is \(String(describing: delay)), Retry-After says \(parsed)")
+        let lines = response.headers.values(for: "Retry-After").compactMap { RetryAfter.parse($0, now: now) }
+        if let longest = lines.max() {
+            FuzzCheck.expect(
+                delay == longest, "delay(in:) is \(String(describing: delay)), Retry-After's lines say \(lines)")
         }
     }
 
