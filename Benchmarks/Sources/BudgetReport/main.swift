@@ -235,29 +235,32 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
         progress("in process, cold caches…")
         sections.append(await measureInProcessCold(requests: options.quick ? 20 : 301))
     }
-    if options.sections.contains("loopback") {
-        if let url = nginxURL {
-            progress("over loopback to \(url)…")
-            sections.append(try await measureLoopback(baseURL: url, plan: plan))
-        } else {
-            var skipped = Section(title: "Over loopback")
+    /// A loopback section against nginx, or one that says it was skipped when there is no nginx.
+    func loopbackSection(
+        _ title: String, _ doing: String, measure: (URL) async throws -> Section
+    ) async throws -> Section {
+        guard let url = nginxURL else {
+            var skipped = Section(title: title)
             skipped.rows.append(
-                Row(figure: "loopback budgets", measured: "NGINX_URL is not set", budget: "", verdict: .skipped)
-            )
-            sections.append(skipped)
+                Row(figure: "loopback budgets", measured: "NGINX_URL is not set", budget: "", verdict: .skipped))
+            return skipped
         }
+        progress("\(doing) to \(url)…")
+        return try await measure(url)
+    }
+    if options.sections.contains("loopback") {
+        sections.append(
+            try await loopbackSection("Over loopback", "over loopback") { url in
+                try await measureLoopback(baseURL: url, plan: plan)
+            })
     }
     if options.sections.contains("asynchttpclient") {
-        if let url = nginxURL {
-            progress("over loopback with AsyncHTTPClient to \(url)…")
-            sections.append(try await measureAsyncHTTPClientLoopback(baseURL: url, plan: plan))
-        } else {
-            var skipped = Section(title: "Over loopback, the AsyncHTTPClient transport")
-            skipped.rows.append(
-                Row(figure: "loopback budgets", measured: "NGINX_URL is not set", budget: "", verdict: .skipped)
-            )
-            sections.append(skipped)
-        }
+        sections.append(
+            try await loopbackSection(
+                "Over loopback, the AsyncHTTPClient transport", "over loopback with AsyncHTTPClient"
+            ) { url in
+                try await measureAsyncHTTPClientLoopback(baseURL: url, plan: plan)
+            })
     }
     if options.sections.contains("breakdown") {
         if let url = nginxURL {

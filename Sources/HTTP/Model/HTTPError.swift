@@ -82,7 +82,8 @@ public struct HTTPError: Error, Sendable {
         var response: HTTPResponse?
         var underlyingError: (any Error)?
         var message: String
-        var metrics: HTTPMetrics?
+        /// Boxed: see `MetricsBox`.
+        var metrics: MetricsBox?
     }
 
     private var storage: CopyOnWriteBox<Fields>
@@ -121,8 +122,8 @@ public struct HTTPError: Error, Sendable {
     /// that failed half-way (timed out after the response head, lost its connection) still says when it started,
     /// what it sent and received. When the error keeps a ``response``, that response may carry metrics of its own.
     public var metrics: HTTPMetrics? {
-        get { storage.value.metrics }
-        set { uniqueStorage().value.metrics = newValue }
+        get { storage.value.metrics?.metrics }
+        set { uniqueStorage().value.metrics = newValue.map(MetricsBox.init) }
     }
 
     /// Creates an error.

@@ -26,11 +26,6 @@ public struct HTTPResponse: Sendable {
         var headers: HTTPHeaders { givenHeaders ?? transportHeaders?.headers ?? HTTPHeaders() }
     }
 
-    private final class MetricsBox: Sendable {
-        let metrics: HTTPMetrics
-        init(_ metrics: HTTPMetrics) { self.metrics = metrics }
-    }
-
     private var storage: CopyOnWriteBox<Fields>
 
     private mutating func uniqueStorage() -> CopyOnWriteBox<Fields> {

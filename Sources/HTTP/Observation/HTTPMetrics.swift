@@ -136,3 +136,12 @@ extension HTTPMetrics: CustomStringConvertible {
             ? String(format: "%.1f ms", milliseconds) : String(format: "%.2f s", milliseconds / 1_000)
     }
 }
+
+/// Metrics in a box of their own, for the fields of ``HTTPResponse`` and ``HTTPError``: one word whether or not there
+/// are metrics, and a size known at compile time. `HTTPMetrics` holds clock instants, whose size is known only at
+/// run time, so a struct holding them inline has none either — and an async function that builds one (an inlined
+/// initializer or setter) reserves room for it in its task allocation for as long as it runs, waiting included.
+final class MetricsBox: Sendable {
+    let metrics: HTTPMetrics
+    init(_ metrics: HTTPMetrics) { self.metrics = metrics }
+}
