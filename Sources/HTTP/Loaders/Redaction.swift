@@ -137,8 +137,35 @@ public struct Redaction: Sendable, Hashable {
     }
 
     /// Whether values with this name, given as bytes as it appears in text (percent-encoded or not), are hidden.
+    ///
+    /// `normalize` decodes escapes once, as a configured name is read. A name percent-encoded in a query or form is
+    /// one level further from the name it stands for (`%2525` for `%25`), so it is also matched decoded: what
+    /// either reading hides is hidden.
     func hides(rawName name: some Collection<UInt8>) -> Bool {
-        !hidesNothing && hides(normalized: Self.normalize(name))
+        guard !hidesNothing else { return false }
+        if hides(normalized: Self.normalize(name)) { return true }
+        guard name.contains(UInt8(ascii: "%")) else { return false }
+        return hides(normalized: Self.normalize(Self.percentDecoded(name)))
+    }
+
+    /// `bytes` with each `%XX` escape decoded once; a malformed escape is kept as it is.
+    static func percentDecoded(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        let bytes = Array(bytes)
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
+                let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+            {
+                result.append(high << 4 | low)
+                index += 3
+            } else {
+                result.append(bytes[index])
+                index += 1
+            }
+        }
+        return result
     }
 
     func hides(normalized name: [UInt8]) -> Bool {
