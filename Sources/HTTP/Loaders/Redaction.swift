@@ -145,25 +145,28 @@ public struct Redaction: Sendable, Hashable {
         guard !hidesNothing else { return false }
         if hides(normalized: Self.normalize(name)) { return true }
         guard name.contains(UInt8(ascii: "%")) else { return false }
-        return hides(normalized: Self.normalize(Self.percentDecoded(name)))
+        return hides(normalized: Self.normalize(Self.formDecoded(Array(name)[...])))
     }
 
-    /// `bytes` with each `%XX` escape decoded once; a malformed escape is kept as it is.
-    static func percentDecoded(_ bytes: some Collection<UInt8>) -> [UInt8] {
-        let bytes = Array(bytes)
+    /// Form decoding: `+` is a space, `%XX` a byte; a malformed escape is kept as it is.
+    static func formDecoded(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
         var result: [UInt8] = []
         result.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "+") {
+                result.append(UInt8(ascii: " "))
+            } else if byte == UInt8(ascii: "%"), index + 2 < bytes.endIndex,
                 let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
             {
                 result.append(high << 4 | low)
                 index += 3
+                continue
             } else {
-                result.append(bytes[index])
-                index += 1
+                result.append(byte)
             }
+            index += 1
         }
         return result
     }

@@ -129,7 +129,7 @@ struct RedactionScanner {
             output += Self.placeholder
             return
         }
-        let decoded = isEncoded ? Self.formDecoded(value) : Array(value)
+        let decoded = isEncoded ? Redaction.formDecoded(value) : Array(value)
         var inner = RedactionScanner(redaction: redaction)
         inner.scanText(decoded[...], depth: depth + 1)
         if inner.output == decoded {
@@ -546,29 +546,6 @@ struct RedactionScanner {
             default: output.append(byte)
             }
         }
-    }
-
-    /// Form decoding: `+` is a space, `%XX` a byte; a malformed escape is kept as it is.
-    private static func formDecoded(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
-        var result: [UInt8] = []
-        result.reserveCapacity(bytes.count)
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            if byte == Byte.plus {
-                result.append(Byte.space)
-            } else if byte == Byte.percent, index + 2 < bytes.endIndex,
-                let high = Redaction.hexValue(bytes[index + 1]), let low = Redaction.hexValue(bytes[index + 2])
-            {
-                result.append(high << 4 | low)
-                index += 3
-                continue
-            } else {
-                result.append(byte)
-            }
-            index += 1
-        }
-        return result
     }
 
     /// The bytes a redacted, decoded value may keep when it is encoded again: what a query allows, except the
