@@ -101,6 +101,12 @@ public struct HTTPHeaders: Sendable, Hashable {
 
     /// Compares two names the way HTTP does: ASCII case-insensitively, without allocating.
     static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
+        // Native strings hand over their UTF-8 bytes at once (small ones on the stack): compare those directly,
+        // with no iterator per byte.
+        let compared = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in bytesMatch(left, right) }
+        }
+        if let compared, let matches = compared { return matches }
         var left = lhs.utf8.makeIterator()
         var right = rhs.utf8.makeIterator()
         while true {
@@ -116,6 +122,20 @@ public struct HTTPHeaders: Sendable, Hashable {
                 return false
             }
         }
+    }
+
+    /// ``namesMatch(_:_:)`` over two buffers of UTF-8.
+    private static func bytesMatch(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard left.count == right.count else { return false }
+        for index in 0..<left.count {
+            let l = left[index]
+            let r = right[index]
+            if l == r { continue }
+            let lowerL = (l >= 0x41 && l <= 0x5A) ? l | 0x20 : l
+            let lowerR = (r >= 0x41 && r <= 0x5A) ? r | 0x20 : r
+            if lowerL != lowerR { return false }
+        }
+        return true
     }
 }
 
