@@ -29,14 +29,17 @@ import Synchronization
 public final class Auth: HTTPLoader, @unchecked Sendable {
     /// The loader for each method.
     public let loaders: [AuthenticationMethod: HTTPLoader]
-    /// `loaders` as an array: for the few methods a chain has, comparing names beats hashing them.
-    private let routes: [(method: AuthenticationMethod, loader: HTTPLoader)]
+    /// `loaders` as an array: for the few methods a chain has, comparing names beats hashing them. `isMarked`
+    /// when the loader authenticates another method on its own, so that a routed request must say it was routed.
+    private let routes: [(method: AuthenticationMethod, loader: HTTPLoader, isMarked: Bool)]
     private let downstream = SharedDownstream()
 
     /// - Parameter loaders: The loader for each authentication method. Their next loader is set here.
     public init(loaders: [AuthenticationMethod: HTTPLoader]) {
         self.loaders = loaders
-        self.routes = loaders.sorted { $0.key.rawValue < $1.key.rawValue }.map { ($0.key, $0.value) }
+        self.routes = loaders.sorted { $0.key.rawValue < $1.key.rawValue }.map { method, loader in
+            (method, loader, (loader as? any NativelyAuthenticating)?.nativeAuthenticationMethod != method)
+        }
         super.init()
         for loader in loaders.values { loader.nextLoader = downstream }
     }
@@ -59,7 +62,7 @@ public final class Auth: HTTPLoader, @unchecked Sendable {
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
         guard let method = request.authenticationMethod else { return await downstream.load(request) }
-        guard let loader = routes.first(where: { $0.method == method })?.loader else {
+        guard let route = routes.first(where: { $0.method == method }) else {
             let known = routes.map(\.method.rawValue).joined(separator: ", ")
             return .failure(
                 HTTPError(
@@ -69,9 +72,11 @@ public final class Auth: HTTPLoader, @unchecked Sendable {
                 )
             )
         }
+        // A loader's own method needs no mark: marking would copy the request.
+        guard route.isMarked else { return await route.loader.load(request) }
         var routed = request
-        routed.authenticatingLoader = ObjectIdentifier(loader)
-        return await loader.load(routed)
+        routed.authenticatingLoader = ObjectIdentifier(route.loader)
+        return await route.loader.load(routed)
     }
 }
 
@@ -106,6 +111,13 @@ extension Auth: BranchingLoader {
     package var describedJunction: HTTPLoader { downstream }
 }
 
+/// A loader that authenticates the requests of one method without ``Auth`` (``OAuth`` `.oauth` ones, ``BasicAuth``
+/// `.basic` ones): `Auth` marks only the requests it routes to it under another method.
+protocol NativelyAuthenticating: HTTPLoader {
+    /// The method whose requests the loader authenticates on its own.
+    var nativeAuthenticationMethod: AuthenticationMethod { get }
+}
+
 /// The loader ``Auth`` routed a request to, so that a loader registered under a method of the app's own
 /// authenticates that method's requests.
 enum AuthenticatingLoader: HTTPRequestOption {
@@ -119,9 +131,9 @@ extension HTTPRequest {
         set { self[option: AuthenticatingLoader.self] = newValue }
     }
 
-    /// Whether `loader`, which authenticates `method` requests on its own, should authenticate this one: it is a
-    /// `method` request, or ``Auth`` routed it to `loader` under another method.
-    func isForAuthenticatingLoader(_ loader: HTTPLoader, nativeMethod method: AuthenticationMethod) -> Bool {
-        authenticationMethod == method || authenticatingLoader == ObjectIdentifier(loader)
+    /// Whether `loader` should authenticate this request: it is a request of the loader's own method, or ``Auth``
+    /// routed it to `loader` under another method.
+    func isForAuthenticatingLoader(_ loader: some NativelyAuthenticating) -> Bool {
+        authenticationMethod == loader.nativeAuthenticationMethod || authenticatingLoader == ObjectIdentifier(loader)
     }
 }

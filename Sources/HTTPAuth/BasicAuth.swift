@@ -128,7 +128,7 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
             if request.isRedirectedToAnotherOrigin { return await loadNext(request) }
             return await send(request, withItsOwn: own)
         }
-        guard request.isForAuthenticatingLoader(self, nativeMethod: .basic) else { return await loadNext(request) }
+        guard request.isForAuthenticatingLoader(self) else { return await loadNext(request) }
         guard scope.contains(request) else {
             if request.isRedirectedToAnotherOrigin { return await loadNext(request) }
             return .failure(scope.refusal(of: request))
@@ -297,4 +297,8 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
     public override func endReset() {
         state.withLock { $0.resetsInProgress -= 1 }
     }
+}
+
+extension BasicAuth: NativelyAuthenticating {
+    var nativeAuthenticationMethod: AuthenticationMethod { .basic }
 }

@@ -1,5 +1,5 @@
 import Foundation
-public import HTTP
+import HTTP
 import Synchronization
 
 // The new loaders' budgets (DESIGN.md, "New loaders"): 1,000 concurrent identical requests through `Deduplicate`

@@ -45,6 +45,7 @@ public final class ApplyEnvironment: HTTPLoader, @unchecked Sendable {
     @inline(never)
     private func applyingEnvironment(to request: HTTPRequest) -> HTTPRequest {
         guard request.unusableURL == nil else { return request }
-        return (request.serverEnvironment ?? environment).apply(to: request)
+        if let own = request.serverEnvironment { return own.apply(to: request) }
+        return environment.apply(to: request)
     }
 }

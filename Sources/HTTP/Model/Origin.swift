@@ -69,10 +69,16 @@ public struct Origin: Hashable, Sendable, CustomStringConvertible {
 
     /// The default port of `scheme`: 443 for `https` and `wss`, 80 for `http` and `ws`, else `nil`.
     public static func defaultPort(forScheme scheme: String) -> Int? {
+        // Nearly every scheme arrives in lowercase already: lowercasing makes a string.
+        switch scheme {
+        case "https", "wss": return 443
+        case "http", "ws": return 80
+        default: break
+        }
         switch scheme.lowercased() {
-        case "https", "wss": 443
-        case "http", "ws": 80
-        default: nil
+        case "https", "wss": return 443
+        case "http", "ws": return 80
+        default: return nil
         }
     }
 
@@ -114,6 +120,8 @@ extension Origin {
     package func isOrigin(of request: HTTPRequest) -> Bool {
         guard let requestHost = request.host, HTTPHeaders.namesMatch(request.scheme, scheme) else { return false }
         guard (request.port ?? Self.defaultPort(forScheme: scheme)) == port else { return false }
+        // The common request names the host exactly as the origin holds it.
+        if requestHost == host { return true }
         if requestHost.utf8.allSatisfy({ $0 < 0x80 }) {
             return HTTPHeaders.namesMatch(requestHost, host)
         }

@@ -217,7 +217,7 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     // MARK: - Loading
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        guard request.isForAuthenticatingLoader(self, nativeMethod: .oauth) else { return await loadNext(request) }
+        guard request.isForAuthenticatingLoader(self) else { return await loadNext(request) }
         if let refusal = refusalOfHost(request) {
             return isUnauthenticatedRedirect(request) ? await loadNext(request) : refusal
         }
@@ -514,4 +514,8 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     public override func endReset() {
         state.withLock { $0.machine.endReset() }
     }
+}
+
+extension OAuth: NativelyAuthenticating {
+    var nativeAuthenticationMethod: AuthenticationMethod { .oauth }
 }
