@@ -41,6 +41,22 @@ extension HTTPRequest {
         return url
     }
 
+    /// Checks the request as ``validatedURLForSending()`` does and returns the URL as text, for a transport that
+    /// takes a URL as a string and parses it itself (AsyncHTTPClient): the URL is then parsed once, not twice.
+    ///
+    /// Every part of the text is checked and percent-encoded where it must be, so it parses as the URL that
+    /// ``validatedURLForSending()`` returns.
+    ///
+    /// - Returns: The URL's text, every part checked.
+    /// - Throws: ``HTTPError`` with code ``HTTPError/Code/invalidRequest``, as ``validate()``.
+    public func validatedURLStringForSending() throws(HTTPError) -> String {
+        let text = try validatedURLText()
+        try validateMethod()
+        try validateHeaderFields()
+        try validateBodyAllowed()
+        return text
+    }
+
     /// Checks that the method is an RFC 9110 token: anything else (a space, CR/LF) would rewrite the request line.
     func validateMethod() throws(HTTPError) {
         let name = method.rawValue
@@ -75,6 +91,17 @@ extension HTTPRequest {
 
     /// The URL to send to, after checking each part.
     func validatedURL() throws(HTTPError) -> URL {
+        let text = try validatedURLText()
+        // Every part is checked and every character in `text` is one a URL allows, so this parses; should it
+        // not, the request fails rather than traps.
+        guard let url = URL(string: text, encodingInvalidCharacters: false) else {
+            throw invalid("the URL could not be formed from its parts (\(Describe.printable(displayURL)))")
+        }
+        return url
+    }
+
+    /// The text of the URL to send to, after checking each part.
+    private func validatedURLText() throws(HTTPError) -> String {
         if let unusableURL {
             throw invalid("the URL '\(displayURL)' \(unusableURL.problem)")  // (displayURL hides its secrets)
         }
@@ -112,12 +139,7 @@ extension HTTPRequest {
         text += percentEncodedPath
         if let percentEncodedQuery { text += "?" + percentEncodedQuery }
         if let fragment { text += "#" + PercentEncoding.encode(fragment, allowing: PercentEncoding.fragmentAllowed) }
-        // Every part is checked and every character in `text` is one a URL allows, so this parses; should it
-        // not, the request fails rather than traps.
-        guard let url = URL(string: text, encodingInvalidCharacters: false) else {
-            throw invalid("the URL could not be formed from its parts (\(Describe.printable(displayURL)))")
-        }
-        return url
+        return text
     }
 
     /// The header fields to send: the request's own, then each of the body's

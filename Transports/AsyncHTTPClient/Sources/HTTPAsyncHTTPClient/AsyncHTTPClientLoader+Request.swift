@@ -8,8 +8,15 @@ import NIOSSL
 
 /// A request checked and ready for AsyncHTTPClient, and what its transfer needs to know about it.
 struct PreparedRequest: Sendable {
-    /// Where AsyncHTTPClient sends it: the request's URL, or the bridge's socket for a pinned request.
-    var url: URL
+    /// Where AsyncHTTPClient sends it.
+    enum Destination {
+        /// The request's URL as text, every part checked: AsyncHTTPClient parses it, once.
+        case url(String)
+        /// The bridge's socket, for a pinned request.
+        case bridge(URL)
+    }
+
+    var destination: Destination
     var method: NIOHTTP1.HTTPMethod
     var headers: NIOHTTP1.HTTPHeaders
     /// Where the body's bytes come from, or `nil` when it is empty.
@@ -39,7 +46,7 @@ extension AsyncHTTPClientLoader {
     ///   TLS settings this transport cannot honour (a pin on plain `http`, an identity it cannot present) or a
     ///   client identity NIOSSL cannot load.
     func prepare(_ request: HTTPRequest) async throws(HTTPError) -> PreparedRequest {
-        let url = try request.validatedURLForSending()
+        let url = try request.validatedURLStringForSending()
         let settings = tls.resolved(for: request)
         if let refusal = TransportCapabilities.asyncHTTPClient.refusal(of: request, with: settings) { throw refusal }
 
@@ -48,7 +55,8 @@ extension AsyncHTTPClientLoader {
 
         let source = try request.bodySource()
         var prepared = PreparedRequest(
-            url: url, method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue), headers: headers, body: source,
+            destination: .url(url), method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue), headers: headers,
+            body: source,
             bodyLength: source?.length, deadline: request.timeout.map(Self.deadline(after:)))
 
         guard request.scheme.lowercased() == "https" else { return prepared }
@@ -88,7 +96,7 @@ extension AsyncHTTPClientLoader {
         guard let bridge = prepared.bridge, let url = URL(httpURLWithSocketPath: bridge.socketPath, uri: target) else {
             throw HTTPError(.invalidRequest, request: request, message: "the request's path cannot be sent")
         }
-        prepared.url = url
+        prepared.destination = .bridge(url)
         if !prepared.headers.contains(name: "Host") {
             let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
             prepared.headers.add(name: "Host", value: request.port.map { "\(bracketed):\($0)" } ?? bracketed)
@@ -129,9 +137,16 @@ extension AsyncHTTPClientLoader {
             }
         }
         do {
-            return try HTTPClient.Request(
-                url: prepared.url, method: prepared.method, headers: prepared.headers, body: body,
-                tlsConfiguration: prepared.tlsConfiguration)
+            switch prepared.destination {
+            case .url(let url):
+                return try HTTPClient.Request(
+                    url: url, method: prepared.method, headers: prepared.headers, body: body,
+                    tlsConfiguration: prepared.tlsConfiguration)
+            case .bridge(let url):
+                return try HTTPClient.Request(
+                    url: url, method: prepared.method, headers: prepared.headers, body: body,
+                    tlsConfiguration: prepared.tlsConfiguration)
+            }
         } catch {
             throw HTTPError(
                 .invalidRequest, request: transfer.request, message: "AsyncHTTPClient refused the request: \(error)",

@@ -287,29 +287,29 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
             var resume: EventLoopPromise<Void>?
             var metrics: HTTPMetrics?
             var bridgeFailuresBefore: Int
+            var onEnd: (@Sendable () -> Void)?
+            var bodyWriter: Task<Void, Never>?
         }
         let totalBytesToSend = self.totalBytesToSend
+        // One visit to the lock ends the transfer: everything is moved out, nothing copied.
         let taken = state.withLockedValue { state -> Taken? in
             guard !state.isEnded else { return nil }
             state.isEnded = true
-            if var metrics = state.metrics {
-                if !state.isCompleted { metrics.end = .now }
-                if metrics.requestBodyBytesSent == 0, error == nil {
-                    metrics.requestBodyBytesSent = totalBytesToSend ?? 0
+            var metrics = state.metrics.take()
+            if metrics != nil {
+                if !state.isCompleted { metrics!.end = .now }
+                if metrics!.requestBodyBytesSent == 0, error == nil {
+                    metrics!.requestBodyBytesSent = totalBytesToSend ?? 0
                 }
-                state.metrics = metrics
             }
-            defer {
-                state.isCompleted = true
-                state.continuation = nil
-                state.body = nil
-                state.file = nil
-                state.resume = nil
-            }
+            let continuation = state.isCompleted ? nil : state.continuation.take()
+            state.isCompleted = true
+            state.task = nil
             return Taken(
-                continuation: state.isCompleted ? nil : state.continuation, head: state.head, body: state.body,
-                stream: state.stream.value, file: state.file, resume: state.resume, metrics: state.metrics,
-                bridgeFailuresBefore: state.bridgeFailuresBefore)
+                continuation: continuation, head: state.head.take(), body: state.body.take(),
+                stream: state.stream.value, file: state.file.take(), resume: state.resume.take(), metrics: metrics,
+                bridgeFailuresBefore: state.bridgeFailuresBefore, onEnd: state.onEnd.take(),
+                bodyWriter: state.bodyWriter.take())
         }
         guard let taken else { return }
         taken.resume?.succeed()
@@ -331,8 +331,8 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
             if let failure {
                 outcome = .failure(transportError(failure, head: taken.head))
             } else if let head = taken.head {
-                var response = response(
-                    for: head, body: taken.body.map { Data(buffer: $0, byteTransferStrategy: .noCopy) } ?? Data())
+                // Small bodies are copied out of the buffer, large ones referenced: `Data(buffer:)`'s default.
+                var response = response(for: head, body: taken.body.map { Data(buffer: $0) } ?? Data())
                 if taken.file != nil, case .file(let url, _) = delivery { response.fileURL = url }
                 outcome = .success(response)
             } else {
@@ -341,7 +341,8 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
             }
             continuation.resume(returning: result(outcome, metrics: taken.metrics))
         }
-        ended()
+        taken.bodyWriter?.cancel()
+        taken.onEnd?()
     }
 
     private func ended() {
