@@ -1,5 +1,15 @@
 public import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Android)
+import Android
+#endif
+
 /// How a transport hands over a response's body, set per request.
 ///
 /// Apps seldom set it themselves: ``HTTPLoader/stream(_:)`` asks for ``stream`` and
@@ -17,6 +27,42 @@ public enum ResponseDelivery: Sendable, Hashable, HTTPRequestOption {
     case file(URL, resumingAt: Int64 = 0)
 
     public static let defaultOptionValue: ResponseDelivery = .buffered
+}
+
+extension ResponseDelivery {
+    /// Opens the file of a ``file(_:resumingAt:)`` delivery to write a body after the file's first `offset` bytes,
+    /// as the package's transports do: creates it if it does not exist, cuts it to `offset` bytes if it has more
+    /// (and extends it with zeros to `offset` if it has fewer), and positions the handle at its end.
+    ///
+    /// A new or empty file is never truncated: emptying a file (`ftruncate(2)` to zero, `O_TRUNC`) makes ext4
+    /// write the whole file back when it is closed (its `auto_da_alloc`), which stalls the end of a large
+    /// download for as long as the disk takes to take it.
+    ///
+    /// - Parameters:
+    ///   - url: The file.
+    ///   - offset: The number of bytes of the file to keep; the body is written after them.
+    /// - Returns: A handle positioned at the end of the file's first `offset` bytes.
+    /// - Throws: The file system's error when the file cannot be created, opened or cut.
+    public static func openFile(_ url: URL, resumingAt offset: Int64) throws -> FileHandle {
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else {
+            let code = POSIXErrorCode(rawValue: errno) ?? .EIO
+            throw CocoaError(
+                .fileWriteUnknown,
+                userInfo: [
+                    NSFilePathErrorKey: url.path, NSUnderlyingErrorKey: POSIXError(code),
+                    NSLocalizedDescriptionKey:
+                        "could not open \(url.path) for writing: \(String(cString: strerror(code.rawValue)))",
+                ])
+        }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        let kept = UInt64(max(0, offset))
+        if try handle.seekToEnd() != kept {
+            try handle.truncate(atOffset: kept)
+            try handle.seek(toOffset: kept)
+        }
+        return handle
+    }
 }
 
 extension HTTPRequest {
@@ -68,9 +114,9 @@ extension HTTPResponse {
     }
 }
 
-/// Writes a body to a file: from its start (truncating it), or after its first `offset` bytes. Chunks are
-/// gathered into writes of about a mebibyte, so a download costs a system call per mebibyte rather than one per
-/// chunk the transport delivers; ``close()`` writes the rest.
+/// Writes a body to a file (opened by `ResponseDelivery.openFile(_:resumingAt:)`): from its start, or after its
+/// first `offset` bytes. Chunks are gathered into writes of about a mebibyte, so a download costs a system call per
+/// mebibyte rather than one per chunk the transport delivers; ``close()`` writes the rest.
 package final class FileWriter {
     private let handle: FileHandle
     private var pending = Data()
@@ -78,14 +124,7 @@ package final class FileWriter {
     package private(set) var bytesWritten: Int64 = 0
 
     package init(url: URL, startingAt offset: Int64) throws {
-        if !FileManager.default.fileExists(atPath: url.path) {
-            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-                throw BodyError("could not create \(url.path)")
-            }
-        }
-        handle = try FileHandle(forWritingTo: url)
-        try handle.truncate(atOffset: UInt64(max(0, offset)))
-        try handle.seekToEnd()
+        handle = try ResponseDelivery.openFile(url, resumingAt: offset)
     }
 
     package func write(_ data: Data) throws {

@@ -430,15 +430,8 @@ final class FileSink: Sendable {
     /// Opens `url` for writing after its first `offset` bytes, creating it if needed.
     init(url: URL, truncatingAt offset: Int64) throws {
         self.url = url
-        if !FileManager.default.fileExists(atPath: url.path) {
-            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-                throw Failure(description: "could not create \(url.path)")
-            }
-        }
         do {
-            handle = try FileHandle(forWritingTo: url)
-            try handle.truncate(atOffset: UInt64(max(0, offset)))
-            try handle.seekToEnd()
+            handle = try ResponseDelivery.openFile(url, resumingAt: offset)
         } catch {
             throw Failure(description: "could not open \(url.path) for writing: \(error)")
         }
