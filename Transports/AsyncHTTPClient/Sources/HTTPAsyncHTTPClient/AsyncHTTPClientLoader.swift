@@ -239,14 +239,15 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
         let id = ObjectIdentifier(transfer)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                guard transfer.install(continuation) else { return }
                 let cancelNow = state.withLockedValue { state -> Bool in
                     state.transfers[id] = transfer
                     return state.cancellingResets != epoch
                 }
-                transfer.start(client: client, request: ahcRequest, deadline: prepared.deadline) { [state] in
+                let installed = transfer.install(continuation) { [state] in
                     state.withLockedValue { _ = $0.transfers.removeValue(forKey: id) }
                 }
+                guard installed else { return }
+                transfer.start(client: client, request: ahcRequest, deadline: prepared.deadline)
                 if cancelNow { transfer.cancel() }
             }
         } onCancel: {

@@ -81,32 +81,30 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
 
     // MARK: - From the load
 
-    /// Stores the continuation; `false` (and the continuation already resumed) if the load was cancelled first.
-    func install(_ continuation: CheckedContinuation<HTTPResult, Never>) -> Bool {
+    /// Stores the continuation and what ends the transfer: `onEnd` runs once when the transfer has ended. `false`
+    /// (the continuation resumed and `onEnd` run already) if the load was cancelled first.
+    func install(_ continuation: CheckedContinuation<HTTPResult, Never>, onEnd: @escaping @Sendable () -> Void) -> Bool
+    {
+        let failuresBefore = bridge?.failureCount ?? 0
+        let metrics = HTTPMetrics(startingNowFor: request)
         let cancelled = state.withLockedValue { state -> Bool in
             if state.isCompleted { return true }
             state.continuation = continuation
+            state.metrics = metrics
+            state.onEnd = onEnd
+            state.bridgeFailuresBefore = failuresBefore
             return false
         }
-        if cancelled { continuation.resume(returning: .failure(HTTPError(.cancelled, request: request))) }
+        if cancelled {
+            continuation.resume(returning: .failure(HTTPError(.cancelled, request: request)))
+            onEnd()
+        }
         return !cancelled
     }
 
-    /// Hands the request to AsyncHTTPClient; `onEnd` runs once when the transfer has ended (at once when it was
-    /// cancelled before it started).
-    func start(
-        client: HTTPClient, request prepared: HTTPClient.Request, deadline: NIODeadline?,
-        onEnd: @escaping @Sendable () -> Void
-    ) {
-        let failuresBefore = bridge?.failureCount ?? 0
-        let proceed = state.withLockedValue { state -> Bool in
-            if state.isEnded { return false }
-            state.metrics = HTTPMetrics(startingNowFor: request)
-            state.onEnd = onEnd
-            state.bridgeFailuresBefore = failuresBefore
-            return true
-        }
-        guard proceed else { return onEnd() }
+    /// Hands the request to AsyncHTTPClient, unless the transfer was cancelled since ``install(_:onEnd:)``.
+    func start(client: HTTPClient, request prepared: HTTPClient.Request, deadline: NIODeadline?) {
+        guard !state.withLockedValue({ $0.isEnded }) else { return }
         request.emit(.attemptStarted)
         let task = client.execute(request: prepared, delegate: self, deadline: deadline)
         let cancelledMeanwhile = state.withLockedValue { state -> Bool in
@@ -216,10 +214,16 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         progress?.received(buffer.readableBytes)
-        state.withLockedValue { $0.metrics?.responseBodyBytesReceived += Int64(buffer.readableBytes) }
+        let count = Int64(buffer.readableBytes)
         switch delivery {
+        case .buffered:
+            collect(buffer)
+            return task.eventLoop.makeSucceededVoidFuture()
         case .stream:
-            let (stream, isCompleted) = state.withLockedValue { ($0.stream.value, $0.isCompleted) }
+            let (stream, isCompleted) = state.withLockedValue { state in
+                state.metrics?.responseBodyBytesReceived += count
+                return (state.stream.value, state.isCompleted)
+            }
             guard let stream else {
                 if isCompleted { cancel() }  // the consumer dropped the stream
                 return task.eventLoop.makeSucceededVoidFuture()
@@ -233,19 +237,22 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
                 return promise.futureResult
             }
         case .file:
-            if let file = state.withLockedValue({ $0.file }) {
-                return file.write(buffer, on: task.eventLoop)  // the next part waits for the write
+            let file = state.withLockedValue { state -> FileSink? in
+                if state.file != nil { state.metrics?.responseBodyBytesReceived += count }
+                return state.file
             }
-            collect(buffer)  // a status whose body is not written to the file
-            return task.eventLoop.makeSucceededVoidFuture()
-        case .buffered:
-            collect(buffer)
-            return task.eventLoop.makeSucceededVoidFuture()
+            guard let file else {
+                collect(buffer)  // a status whose body is not written to the file
+                return task.eventLoop.makeSucceededVoidFuture()
+            }
+            return file.write(buffer, on: task.eventLoop)  // the next part waits for the write
         }
     }
 
+    /// Keeps `buffer` as part of the body, and counts it.
     private func collect(_ buffer: ByteBuffer) {
         state.withLockedValue { state in
+            state.metrics?.responseBodyBytesReceived += Int64(buffer.readableBytes)
             if state.body == nil {
                 state.body = buffer
             } else {
@@ -386,8 +393,7 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
     }
 
     private func response(for head: HTTPResponseHead, body: Data) -> HTTPResponse {
-        var headers = HTTP.HTTPHeaders()
-        for (name, value) in head.headers { headers.add(value, for: name) }
+        let headers = HTTP.HTTPHeaders(head.headers.map { HTTP.HTTPHeaders.Field(name: $0.name, value: $0.value) })
         return HTTPResponse(
             request: request, status: HTTPStatus(rawValue: Int(head.status.code)), headers: headers, body: body)
     }
