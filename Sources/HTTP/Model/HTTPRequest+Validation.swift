@@ -105,8 +105,8 @@ extension HTTPRequest {
         if let unusableURL {
             throw invalid("the URL '\(displayURL)' \(unusableURL.problem)")  // (displayURL hides its secrets)
         }
-        let lowercasedScheme = scheme.lowercased()
-        guard lowercasedScheme == "https" || lowercasedScheme == "http" else {
+        let scheme = scheme
+        guard HTTPHeaders.namesMatch(scheme, "https") || HTTPHeaders.namesMatch(scheme, "http") else {
             throw invalid(
                 scheme.isEmpty
                     ? "the request has no scheme; use http or https"
@@ -123,10 +123,11 @@ extension HTTPRequest {
         if let port, !(0...65535).contains(port) {
             throw invalid("the port \(port) is outside 0...65535")
         }
-        if !percentEncodedPath.isEmpty && !percentEncodedPath.hasPrefix("/") {
-            throw invalid("the path '\(Describe.printable(percentEncodedPath))' must start with '/'")
+        let path = percentEncodedPath
+        if let first = path.utf8.first, first != UInt8(ascii: "/") {
+            throw invalid("the path '\(Describe.printable(path))' must start with '/'")
         }
-        if let problem = PercentEncoding.problem(in: percentEncodedPath, allowing: PercentEncoding.pathAllowed) {
+        if let problem = PercentEncoding.problem(in: path, allowing: PercentEncoding.pathAllowed) {
             throw invalid("the percent-encoded path \(problem); set `path` to have it encoded")
         }
         if let percentEncodedQuery,
@@ -134,11 +135,29 @@ extension HTTPRequest {
         {
             throw invalid("the percent-encoded query \(problem); set `query` to have it encoded")
         }
-        var text = scheme + "://" + wireHost
-        if let port { text += ":" + String(port) }
-        text += percentEncodedPath
-        if let percentEncodedQuery { text += "?" + percentEncodedQuery }
-        if let fragment { text += "#" + PercentEncoding.encode(fragment, allowing: PercentEncoding.fragmentAllowed) }
+        let portText = port.map(String.init)
+        let fragmentText = fragment.map { PercentEncoding.encode($0, allowing: PercentEncoding.fragmentAllowed) }
+        // Built in one buffer of the right size: a terminal does this for every request.
+        var text = ""
+        text.reserveCapacity(
+            scheme.utf8.count + 3 + wireHost.utf8.count + (portText.map { $0.utf8.count + 1 } ?? 0) + path.utf8.count
+                + (percentEncodedQuery.map { $0.utf8.count + 1 } ?? 0) + (fragmentText.map { $0.utf8.count + 1 } ?? 0))
+        text.append(scheme)
+        text.append("://")
+        text.append(wireHost)
+        if let portText {
+            text.append(":")
+            text.append(portText)
+        }
+        text.append(path)
+        if let percentEncodedQuery {
+            text.append("?")
+            text.append(percentEncodedQuery)
+        }
+        if let fragmentText {
+            text.append("#")
+            text.append(fragmentText)
+        }
         return text
     }
 
