@@ -236,6 +236,17 @@ private enum Tag: HTTPRequestOption {
         #expect(message(HTTPRequest(host: "bü\u{200B}cher.example"))?.contains("U+200B") == true)
     }
 
+    @Test(arguments: ["xn--Rangezzé.example.com", "XN--bücher.example", "a.xn--ü"])
+    func aNonASCIILabelThatClaimsToBePunycodeIsRefusedNotEncodedTwice(host: String) {
+        let request = HTTPRequest(host: host)
+        #expect(request.url == nil)
+        #expect(message(request)?.contains("xn--") == true)
+    }
+
+    @Test func aPunycodeLabelGoesOutAsItIs() {
+        #expect(HTTPRequest(host: "xn--bcher-kva.example").url?.absoluteString == "https://xn--bcher-kva.example/")
+    }
+
     // MARK: - Only http and https; an absolute URL is never retargeted
 
     @Test(arguments: ["file:///etc/passwd", "javascript:alert(1)", "mailto:root@example.com", "data:text/plain,hi"])

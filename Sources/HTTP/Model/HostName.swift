@@ -104,6 +104,11 @@ enum HostName {
             if let bad = label.unicodeScalars.first(where: { !isAllowedInInternationalLabel($0) }) {
                 return .invalid("contains \(Describe.scalar(bad)), which is not allowed in a host name")
             }
+            // `xn--` announces a label already in Punycode (UTS 46 §4.1): encoding this one would give `xn--xn--…`.
+            if label.hasPrefix("xn--") {
+                return .invalid(
+                    "has a label that starts with 'xn--' but is not ASCII: only a Punycode label may start so")
+            }
             guard let encoded = Punycode.encode(label.unicodeScalars) else {
                 return .invalid("has a label too long to encode")
             }
