@@ -8,8 +8,8 @@
 #   3. the AsyncHTTPClient transport (Transports/AsyncHTTPClient, a package of its own): built with its own
 #      targets' warnings as errors (its Package.swift says so), its tests run against the same local servers;
 #   4. the DocC catalogs, built with warnings as errors so that every symbol link resolves;
-#   5. the product's suite again, built with ThreadSanitizer, with TSAN_OPTIONS=halt_on_error=1 so that any
-#      race report aborts the run;
+#   5. the product's suite and the AsyncHTTPClient transport's again, built with ThreadSanitizer, with
+#      TSAN_OPTIONS=halt_on_error=1 so that any race report aborts the run;
 #   6. each libFuzzer target of Fuzz/ for a short, fixed time (scripts/fuzz.sh, built with AddressSanitizer).
 #
 # Exits non-zero on any failed test, any formatting or compiler warning, any ThreadSanitizer report, a server that
@@ -133,6 +133,12 @@ if [ "${SKIP_TSAN:-0}" != "1" ]; then
   step "ThreadSanitizer build, warnings as errors"
   swift build --build-tests --sanitize=thread --scratch-path .build-tsan -Xswiftc -warnings-as-errors
   TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" run_suite thread-sanitizer --sanitize=thread --scratch-path .build-tsan
+  step "AsyncHTTPClient transport under ThreadSanitizer (build included: about 5 minutes)"
+  swift build --package-path Transports/AsyncHTTPClient --build-tests --sanitize=thread \
+    --scratch-path Transports/AsyncHTTPClient/.build-tsan \
+    || fail "the AsyncHTTPClient transport does not build with ThreadSanitizer"
+  TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" run_suite asynchttpclient-thread-sanitizer --sanitize=thread \
+    --package-path Transports/AsyncHTTPClient --scratch-path Transports/AsyncHTTPClient/.build-tsan
 fi
 
 if [ "${SKIP_FUZZ:-0}" != "1" ]; then
