@@ -37,30 +37,23 @@ import Testing
         }
     }
 
-    @Test func resumingKeepsTheFirstBytesAndCutsTheRest() throws {
+    /// A file holding `held`, reopened to resume at `offset`, then `written`: what it holds afterwards.
+    @Test(arguments: [
+        // A longer file keeps its first bytes and loses the rest.
+        (held: "0123456789", offset: Int64(4), written: "abc", expected: Data("0123abc".utf8)),
+        // At the file's length, the body is appended.
+        (held: "0123", offset: Int64(4), written: "45", expected: Data("012345".utf8)),
+        // Beyond it, the gap is filled with zeros.
+        (held: "01", offset: Int64(4), written: "x", expected: Data("01".utf8) + Data([0, 0]) + Data("x".utf8)),
+    ])
+    func resumingKeepsTheFilesFirstBytesAndWritesAfterThem(
+        held: String, offset: Int64, written: String, expected: Data
+    ) throws {
         try Self.withFolder { folder in
             let url = folder.appending(path: "partial.bin")
-            try Data("0123456789".utf8).write(to: url)
-            try Self.write(try ResponseDelivery.openFile(url, resumingAt: 4), "abc")
-            #expect(try Self.contents(url) == "0123abc")
-        }
-    }
-
-    @Test func resumingAtTheFilesLengthAppends() throws {
-        try Self.withFolder { folder in
-            let url = folder.appending(path: "partial.bin")
-            try Data("0123".utf8).write(to: url)
-            try Self.write(try ResponseDelivery.openFile(url, resumingAt: 4), "45")
-            #expect(try Self.contents(url) == "012345")
-        }
-    }
-
-    @Test func resumingBeyondTheFilesLengthFillsTheGapWithZeros() throws {
-        try Self.withFolder { folder in
-            let url = folder.appending(path: "short.bin")
-            try Data("01".utf8).write(to: url)
-            try Self.write(try ResponseDelivery.openFile(url, resumingAt: 4), "x")
-            #expect(try Data(contentsOf: url) == Data("01".utf8) + Data([0, 0]) + Data("x".utf8))
+            try Data(held.utf8).write(to: url)
+            try Self.write(try ResponseDelivery.openFile(url, resumingAt: offset), written)
+            #expect(try Data(contentsOf: url) == expected)
         }
     }
 

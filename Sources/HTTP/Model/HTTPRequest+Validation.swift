@@ -16,9 +16,7 @@ extension HTTPRequest {
     ///   `HEAD` or `TRACE` request.
     public func validate() throws(HTTPError) {
         _ = try validatedURL()
-        try validateMethod()
-        try validateHeaderFields()
-        try validateBodyAllowed()
+        try validateAllButURL()
     }
 
     /// Checks the request as ``validate()`` does and returns the URL to send it to: the entry point of a terminal
@@ -35,9 +33,7 @@ extension HTTPRequest {
     /// - Throws: ``HTTPError`` with code ``HTTPError/Code/invalidRequest``, as ``validate()``.
     public func validatedURLForSending() throws(HTTPError) -> URL {
         let url = try validatedURL()
-        try validateMethod()
-        try validateHeaderFields()
-        try validateBodyAllowed()
+        try validateAllButURL()
         return url
     }
 
@@ -51,10 +47,15 @@ extension HTTPRequest {
     /// - Throws: ``HTTPError`` with code ``HTTPError/Code/invalidRequest``, as ``validate()``.
     public func validatedURLStringForSending() throws(HTTPError) -> String {
         let text = try validatedURLText()
+        try validateAllButURL()
+        return text
+    }
+
+    /// The checks of ``validate()`` after the URL's: the method, the header fields, a body the method allows.
+    private func validateAllButURL() throws(HTTPError) {
         try validateMethod()
         try validateHeaderFields()
         try validateBodyAllowed()
-        return text
     }
 
     /// Checks that the method is an RFC 9110 token: anything else (a space, CR/LF) would rewrite the request line.

@@ -70,12 +70,8 @@ public struct Origin: Hashable, Sendable, CustomStringConvertible {
     /// The default port of `scheme`: 443 for `https` and `wss`, 80 for `http` and `ws`, else `nil`.
     public static func defaultPort(forScheme scheme: String) -> Int? {
         // Nearly every scheme arrives in lowercase already: lowercasing makes a string.
-        switch scheme {
-        case "https", "wss": return 443
-        case "http", "ws": return 80
-        default: break
-        }
-        switch scheme.lowercased() {
+        let isLowercase = !scheme.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+        switch isLowercase ? scheme : scheme.lowercased() {
         case "https", "wss": return 443
         case "http", "ws": return 80
         default: return nil

@@ -57,10 +57,8 @@ extension ResponseDelivery {
         }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         let kept = UInt64(max(0, offset))
-        if try handle.seekToEnd() != kept {
-            try handle.truncate(atOffset: kept)
-            try handle.seek(toOffset: kept)
-        }
+        // `truncate(atOffset:)` leaves the handle at `kept` too.
+        if try handle.seekToEnd() != kept { try handle.truncate(atOffset: kept) }
         return handle
     }
 }

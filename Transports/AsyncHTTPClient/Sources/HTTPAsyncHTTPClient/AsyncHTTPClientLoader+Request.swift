@@ -8,15 +8,9 @@ import NIOSSL
 
 /// A request checked and ready for AsyncHTTPClient, and what its transfer needs to know about it.
 struct PreparedRequest: Sendable {
-    /// Where AsyncHTTPClient sends it.
-    enum Destination {
-        /// The request's URL as text, every part checked: AsyncHTTPClient parses it, once.
-        case url(String)
-        /// The bridge's socket, for a pinned request.
-        case bridge(URL)
-    }
-
-    var destination: Destination
+    /// Where AsyncHTTPClient sends it, as text that it parses once: the request's URL, every part checked, or the
+    /// bridge's socket for a pinned request.
+    var url: String
     var method: NIOHTTP1.HTTPMethod
     var headers: NIOHTTP1.HTTPHeaders
     /// Where the body's bytes come from, or `nil` when it is empty.
@@ -55,7 +49,7 @@ extension AsyncHTTPClientLoader {
 
         let source = try request.bodySource()
         var prepared = PreparedRequest(
-            destination: .url(url), method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue), headers: headers,
+            url: url, method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue), headers: headers,
             body: source,
             bodyLength: source?.length, deadline: request.timeout.map(Self.deadline(after:)))
 
@@ -96,7 +90,7 @@ extension AsyncHTTPClientLoader {
         guard let bridge = prepared.bridge, let url = URL(httpURLWithSocketPath: bridge.socketPath, uri: target) else {
             throw HTTPError(.invalidRequest, request: request, message: "the request's path cannot be sent")
         }
-        prepared.destination = .bridge(url)
+        prepared.url = url.absoluteString
         if !prepared.headers.contains(name: "Host") {
             let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
             prepared.headers.add(name: "Host", value: request.port.map { "\(bracketed):\($0)" } ?? bracketed)
@@ -137,16 +131,9 @@ extension AsyncHTTPClientLoader {
             }
         }
         do {
-            switch prepared.destination {
-            case .url(let url):
-                return try HTTPClient.Request(
-                    url: url, method: prepared.method, headers: prepared.headers, body: body,
-                    tlsConfiguration: prepared.tlsConfiguration)
-            case .bridge(let url):
-                return try HTTPClient.Request(
-                    url: url, method: prepared.method, headers: prepared.headers, body: body,
-                    tlsConfiguration: prepared.tlsConfiguration)
-            }
+            return try HTTPClient.Request(
+                url: prepared.url, method: prepared.method, headers: prepared.headers, body: body,
+                tlsConfiguration: prepared.tlsConfiguration)
         } catch {
             throw HTTPError(
                 .invalidRequest, request: transfer.request, message: "AsyncHTTPClient refused the request: \(error)",
