@@ -120,16 +120,24 @@ enum RequestTarget: FuzzTarget {
         same("fragment", components.fragment, request.fragment)
     }
 
-    /// Whether two hosts from `URLComponents` name the same host: equal ignoring case, or equal in the form
-    /// `URLComponents` writes a host (IDNA). `URL(string:)` writes a literal non-ASCII label as Punycode but keeps
-    /// a percent-encoded one, and `URLComponents` decodes Punycode, so one name reaches here in different forms.
+    /// Whether two hosts name the same host: equal ignoring case, or equal label by label in the form `URLComponents`
+    /// writes a host (IDNA). `URL(string:)` writes a literal non-ASCII label as Punycode but keeps a percent-encoded
+    /// one, and `URLComponents` decodes Punycode (and gives no host at all when one `xn--` label does not decode), so
+    /// one name reaches here in different forms; label by label, an `xn--` label that does not decode is compared as
+    /// it is written.
     static func sameHost(_ lhs: String?, _ rhs: String?) -> Bool {
         if lhs?.lowercased() == rhs?.lowercased() { return true }
         func written(_ host: String?) -> String? {
-            var components = URLComponents()
-            components.scheme = "https"
-            components.host = host
-            return components.url?.host(percentEncoded: true)?.lowercased()
+            guard let host else { return nil }
+            var labels: [String] = []
+            for label in host.split(separator: ".", omittingEmptySubsequences: false) {
+                var components = URLComponents()
+                components.scheme = "https"
+                components.host = String(label)
+                guard let written = components.url?.host(percentEncoded: true) else { return nil }
+                labels.append(written.lowercased())
+            }
+            return labels.joined(separator: ".")
         }
         guard let left = written(lhs), let right = written(rhs) else { return false }
         return left == right
@@ -154,7 +162,8 @@ enum RequestTarget: FuzzTarget {
             let after = URLComponents(url: url, resolvingAgainstBaseURL: true)
         else { return }
         let same =
-            before.scheme == after.scheme && sameHost(before.host, after.host)
+            before.scheme == after.scheme
+            && (sameHost(before.host, after.host) || sameHost(before.host, url.host(percentEncoded: true)))
             && before.port == after.port && before.percentEncodedPath == after.percentEncodedPath
             && before.percentEncodedQuery == after.percentEncodedQuery && before.fragment == after.fragment
         FuzzCheck.expect(
