@@ -243,6 +243,13 @@ private enum Tag: HTTPRequestOption {
         #expect(message(request)?.contains("xn--") == true)
     }
 
+    @Test func compatibilityCharactersInAHostGoOutAsTheLettersTheyStandFor() {
+        // UTS 46 maps them as URLComponents does: U+02E4 is ʕ, full-width letters are ASCII.
+        #expect(HTTPRequest(host: "file\u{2E4}lä").url?.host() == HTTPRequest(host: "file\u{295}lä").url?.host())
+        #expect(HTTPRequest(host: "file\u{2E4}lä").url?.absoluteString == "https://xn--filel-kra341a/")
+        #expect(HTTPRequest(host: "ｅｘａｍｐｌｅ.com").url?.absoluteString == "https://example.com/")
+    }
+
     @Test func aPunycodeLabelGoesOutAsItIs() {
         #expect(HTTPRequest(host: "xn--bcher-kva.example").url?.absoluteString == "https://xn--bcher-kva.example/")
     }

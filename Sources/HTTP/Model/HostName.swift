@@ -87,11 +87,12 @@ enum HostName {
         return withUnsafeBytes(of: &address) { Array($0) }
     }
 
-    /// An international name: composed (NFC) and lowercased, then each label with non-ASCII characters
-    /// encoded as `xn--` Punycode. Letters, marks and digits of any script are accepted, with `-` and `_`;
+    /// An international name: mapped as UTS 46 maps it, near enough (NFKC, so that compatibility characters such as
+    /// full-width letters or U+02E4 become the letters they stand for, then lowercased), then each label with
+    /// non-ASCII characters encoded as `xn--` Punycode. Letters, marks and digits of any script are accepted, with `-` and `_`;
     /// spaces, controls, symbols and punctuation are not.
     private static func checkInternationalName(_ host: String) -> Checked {
-        let normalized = host.precomposedStringWithCanonicalMapping.lowercased()
+        let normalized = host.precomposedStringWithCompatibilityMapping.lowercased()
         var labels: [String] = []
         // The ideographic and full-width full stops separate labels too (RFC 3490 §3.1).
         for label in normalized.split(
