@@ -26,13 +26,25 @@ public struct HTTPMetrics: Sendable {
     /// The wall-clock time of ``start``.
     public var startDate: Date
     /// When the terminal handed the request to the transport.
-    public var start: ContinuousClock.Instant
+    public var start: ContinuousClock.Instant {
+        get { Self.instant(at: startOffset) }
+        set { startOffset = Self.offset(of: newValue) }
+    }
     /// When the last byte of the request (its body included) was sent, if the transport tells.
-    public var requestSent: ContinuousClock.Instant?
+    public var requestSent: ContinuousClock.Instant? {
+        get { requestSentOffset.map(Self.instant(at:)) }
+        set { requestSentOffset = newValue.map(Self.offset(of:)) }
+    }
     /// When the response's status line and header fields had arrived, if the transport tells.
-    public var responseHeadReceived: ContinuousClock.Instant?
+    public var responseHeadReceived: ContinuousClock.Instant? {
+        get { responseHeadReceivedOffset.map(Self.instant(at:)) }
+        set { responseHeadReceivedOffset = newValue.map(Self.offset(of:)) }
+    }
     /// When the transfer ended: the body received, or the failure or cancellation reported.
-    public var end: ContinuousClock.Instant
+    public var end: ContinuousClock.Instant {
+        get { Self.instant(at: endOffset) }
+        set { endOffset = Self.offset(of: newValue) }
+    }
     /// The request body's bytes sent, over every hop of the transfer.
     public var requestBodyBytesSent: Int64
     /// The response body's bytes received, as the transport delivered them (after decoding any
@@ -53,6 +65,24 @@ public struct HTTPMetrics: Sendable {
     public var redirects: [Redirect]
     /// URLSession's own metrics of the task, where it collects them (Apple platforms; see ``taskMetrics``).
     var taskMetricsBox: TaskMetricsBox?
+
+    // The instants, stored as their distance from one instant of the process: `ContinuousClock.Instant`'s layout is
+    // resilient, and a struct that stores one is created, copied and destroyed through runtime metadata.
+    private var startOffset: Duration
+    private var requestSentOffset: Duration?
+    private var responseHeadReceivedOffset: Duration?
+    private var endOffset: Duration
+
+    /// The instant the offsets are measured from.
+    private static let reference = ContinuousClock.now
+
+    private static func offset(of instant: ContinuousClock.Instant) -> Duration {
+        instant - reference
+    }
+
+    private static func instant(at offset: Duration) -> ContinuousClock.Instant {
+        reference.advanced(by: offset)
+    }
 
     /// One redirect followed: the URL that answered with a redirect status, and where to.
     public struct Redirect: Sendable, Hashable {
@@ -80,8 +110,8 @@ public struct HTTPMetrics: Sendable {
     public init(attemptNumber: Int = 1, startDate: Date, start: ContinuousClock.Instant) {
         self.attemptNumber = attemptNumber
         self.startDate = startDate
-        self.start = start
-        self.end = start
+        self.startOffset = Self.offset(of: start)
+        self.endOffset = startOffset
         self.requestBodyBytesSent = 0
         self.responseBodyBytesReceived = 0
         self.redirects = []
@@ -95,12 +125,12 @@ public struct HTTPMetrics: Sendable {
 
     /// The whole transfer: from ``start`` to ``end``.
     public var duration: Duration {
-        end - start
+        endOffset - startOffset
     }
 
     /// From ``start`` until the response head arrived (the "time to first byte"), if the transport tells.
     public var timeToResponseHead: Duration? {
-        responseHeadReceived.map { $0 - start }
+        responseHeadReceivedOffset.map { $0 - startOffset }
     }
 
     /// The wall-clock time of `instant`, for logs: ``startDate`` moved by the time from ``start`` to `instant`.

@@ -393,9 +393,13 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
     }
 
     private func response(for head: HTTPResponseHead, body: Data) -> HTTPResponse {
-        let headers = HTTP.HTTPHeaders(head.headers.map { HTTP.HTTPHeaders.Field(name: $0.name, value: $0.value) })
+        // A loop, not `map`: NIO's `HTTPHeaders` is iterated through its generic `Sequence` conformance by `map`.
+        var fields: [HTTP.HTTPHeaders.Field] = []
+        fields.reserveCapacity(head.headers.count)
+        for (name, value) in head.headers { fields.append(HTTP.HTTPHeaders.Field(name: name, value: value)) }
         return HTTPResponse(
-            request: request, status: HTTPStatus(rawValue: Int(head.status.code)), headers: headers, body: body)
+            request: request, status: HTTPStatus(rawValue: Int(head.status.code)), headers: HTTP.HTTPHeaders(fields),
+            body: body)
     }
 
     // MARK: - Files
