@@ -238,17 +238,19 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
         }
         let id = ObjectIdentifier(transfer)
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
+            await withUnsafeContinuation { continuation in
                 let cancelNow = state.withLockedValue { state -> Bool in
                     state.transfers[id] = transfer
                     return state.cancellingResets != epoch
                 }
-                let installed = transfer.install(continuation) { [state] in
+                let onEnd: @Sendable () -> Void = { [state] in
                     state.withLockedValue { _ = $0.transfers.removeValue(forKey: id) }
                 }
-                guard installed else { return }
-                transfer.start(client: client, request: ahcRequest, deadline: prepared.deadline)
-                if cancelNow { transfer.cancel() }
+                if cancelNow {
+                    transfer.cancel()  // a cancelling reset began after admission: nothing is sent
+                }
+                transfer.begin(
+                    continuation, onEnd: onEnd, client: client, request: ahcRequest, deadline: prepared.deadline)
             }
         } onCancel: {
             transfer.cancel()

@@ -36,8 +36,12 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
         weak var value: HTTPBodyStream?
     }
 
+    /// The load waiting for the transfer. Unsafe for its fixed layout: a `CheckedContinuation`'s is resilient,
+    /// which would put every access to ``State`` behind runtime metadata. The lock hands it out once (`take()`).
+    typealias Continuation = UnsafeContinuation<HTTPResult, Never>
+
     private struct State {
-        var continuation: CheckedContinuation<HTTPResult, Never>?
+        var continuation: Continuation?
         /// Set once the load's outcome is decided; later events only finish a stream or release resources.
         var isCompleted = false
         /// Set once the transfer has ended (finished, failed or cancelled).
@@ -81,10 +85,13 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
 
     // MARK: - From the load
 
-    /// Stores the continuation and what ends the transfer: `onEnd` runs once when the transfer has ended. `false`
-    /// (the continuation resumed and `onEnd` run already) if the load was cancelled first.
-    func install(_ continuation: CheckedContinuation<HTTPResult, Never>, onEnd: @escaping @Sendable () -> Void) -> Bool
-    {
+    /// Hands the request to AsyncHTTPClient, the load waiting on `continuation`; `onEnd` runs once when the transfer
+    /// has ended. If the transfer was cancelled first, nothing is sent: the continuation resumes as cancelled and
+    /// `onEnd` runs at once.
+    func begin(
+        _ continuation: Continuation, onEnd: @escaping @Sendable () -> Void, client: HTTPClient,
+        request prepared: HTTPClient.Request, deadline: NIODeadline?
+    ) {
         let failuresBefore = bridge?.failureCount ?? 0
         let metrics = HTTPMetrics(startingNowFor: request)
         let cancelled = state.withLockedValue { state -> Bool in
@@ -98,13 +105,8 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
         if cancelled {
             continuation.resume(returning: .failure(HTTPError(.cancelled, request: request)))
             onEnd()
+            return
         }
-        return !cancelled
-    }
-
-    /// Hands the request to AsyncHTTPClient, unless the transfer was cancelled since ``install(_:onEnd:)``.
-    func start(client: HTTPClient, request prepared: HTTPClient.Request, deadline: NIODeadline?) {
-        guard !state.withLockedValue({ $0.isEnded }) else { return }
         request.emit(.attemptStarted)
         let task = client.execute(request: prepared, delegate: self, deadline: deadline)
         let cancelledMeanwhile = state.withLockedValue { state -> Bool in
@@ -131,7 +133,7 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
     func cancel() {
         let (task, continuation, stream, resume) = state.withLockedValue {
             state -> (
-                HTTPClient.Task<Void>?, CheckedContinuation<HTTPResult, Never>?, HTTPBodyStream?,
+                HTTPClient.Task<Void>?, Continuation?, HTTPBodyStream?,
                 EventLoopPromise<Void>?
             ) in
             if !state.isEnded, !state.isCompleted { state.metrics?.end = .now }
@@ -183,7 +185,7 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
             break
         case .stream:
             let stream = HTTPBodyStream(request: request)
-            let continuation = state.withLockedValue { state -> CheckedContinuation<HTTPResult, Never>? in
+            let continuation = state.withLockedValue { state -> Continuation? in
                 guard !state.isCompleted, let continuation = state.continuation else { return nil }
                 state.continuation = nil
                 state.isCompleted = true
@@ -286,7 +288,7 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
     /// cancellation completed it already) and ends the stream.
     private func finish(error: (any Error)?) {
         struct Taken {
-            var continuation: CheckedContinuation<HTTPResult, Never>?
+            var continuation: Continuation?
             var head: HTTPResponseHead?
             var body: ByteBuffer?
             var stream: HTTPBodyStream?
