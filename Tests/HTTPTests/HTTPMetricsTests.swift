@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestSupport
 import Testing
 
 @testable import HTTP
@@ -29,6 +30,60 @@ import Testing
         #expect(measured.timeToResponseHead == .milliseconds(12))
         #expect(metrics().timeToResponseHead == nil)
         #expect(HTTPMetrics(startingNowFor: HTTPRequest()).duration == .zero)
+    }
+
+    @Test func everyInstantReadsBackAsItWasSet() {
+        let seed = SplitMix64.seed()
+        print("everyInstantReadsBackAsItWasSet: seed \(seed) (replay with HTTP_TEST_SEED=\(seed))")
+        var random = SplitMix64(seed: seed)
+        // Instants long before and after the process started, to the attosecond.
+        for _ in 0..<200 {
+            let offsets = (0..<4).map { _ in
+                Duration(
+                    secondsComponent: Int64.random(in: -4_000_000_000...4_000_000_000, using: &random),
+                    attosecondsComponent: Int64.random(in: 0..<1_000_000_000_000_000_000, using: &random))
+            }
+            var measured = HTTPMetrics(startDate: Date(), start: start + offsets[0])
+            measured.requestSent = start + offsets[1]
+            measured.responseHeadReceived = start + offsets[2]
+            measured.end = start + offsets[3]
+            #expect(measured.start == start + offsets[0], "seed \(seed)")
+            #expect(measured.requestSent == start + offsets[1], "seed \(seed)")
+            #expect(measured.responseHeadReceived == start + offsets[2], "seed \(seed)")
+            #expect(measured.end == start + offsets[3], "seed \(seed)")
+            #expect(measured.duration == offsets[3] - offsets[0], "seed \(seed)")
+            #expect(measured.timeToResponseHead == offsets[2] - offsets[0], "seed \(seed)")
+        }
+        var unset = HTTPMetrics(startDate: Date(), start: start)
+        #expect(unset.requestSent == nil && unset.responseHeadReceived == nil)
+        unset.requestSent = start
+        unset.requestSent = nil
+        #expect(unset.requestSent == nil)
+    }
+
+    @Test func metricsAreAttachedToAResultWithoutCopyingItsResponseOrError() throws {
+        let measured = metrics()
+        let response = HTTPResponse(request: HTTPRequest(), status: .ok, headers: HTTPHeaders(), body: Data("{}".utf8))
+        let responseStorage = response.storageIdentifier
+        let withMetrics = try HTTPResult.attaching(measured, to: .success(consume response)).get()
+        #expect(withMetrics.metrics?.duration == measured.duration)
+        #expect(withMetrics.storageIdentifier == responseStorage)
+
+        let error = HTTPError(.timedOut, request: HTTPRequest())
+        let errorStorage = error.storageIdentifier
+        let result = HTTPResult.attaching(measured, to: .failure(consume error))
+        guard case .failure(let failed) = result else {
+            Issue.record("the error became \(result)")
+            return
+        }
+        #expect(failed.metrics?.duration == measured.duration)
+        #expect(failed.storageIdentifier == errorStorage)
+
+        // What the check tells apart: a response still shared is copied before it changes.
+        let shared = HTTPResponse(request: HTTPRequest(), status: .ok, headers: HTTPHeaders(), body: Data())
+        let copied = try HTTPResult.attaching(measured, to: .success(shared)).get()
+        #expect(copied.storageIdentifier != shared.storageIdentifier)
+        #expect(shared.metrics == nil)
     }
 
     @Test func wallClockTimesAndInstantsConvertBothWays() {

@@ -155,21 +155,20 @@ public final class MockLoader: HTTPLoader, @unchecked Sendable {
 
     /// `result` with metrics from `start` until now, unless its handler gave it some; reported to the load's
     /// observers (``HTTPEvent/Kind/attemptFinished``) as a terminal does.
-    private func finish(_ result: HTTPResult, of request: HTTPRequest, measuredFrom start: HTTPMetrics) -> HTTPResult {
+    private func finish(
+        _ result: consuming HTTPResult, of request: HTTPRequest, measuredFrom start: HTTPMetrics
+    ) -> HTTPResult {
         var metrics = start
         metrics.end = .now
-        var measured = result
+        let isMeasured: Bool
         switch result {
-        case .success(var response) where response.metrics == nil:
+        case .success(let response):
+            isMeasured = response.metrics != nil
             metrics.responseBodyBytesReceived = Int64(response.body.count)
-            response.metrics = metrics
-            measured = .success(response)
-        case .failure(var error) where error.metrics == nil:
-            error.metrics = metrics
-            measured = .failure(error)
-        default:
-            break
+        case .failure(let error):
+            isMeasured = error.metrics != nil
         }
+        let measured = isMeasured ? result : HTTPResult.attaching(metrics, to: result)
         request.emit(.attemptFinished, result: measured)
         return measured
     }

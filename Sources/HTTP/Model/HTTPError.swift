@@ -88,6 +88,9 @@ public struct HTTPError: Error, Sendable {
 
     private var storage: CopyOnWriteBox<Fields>
 
+    /// The identity of the storage this error shares with its copies: for tests that check a change made no copy.
+    package var storageIdentifier: ObjectIdentifier { ObjectIdentifier(storage) }
+
     private mutating func uniqueStorage() -> CopyOnWriteBox<Fields> {
         CopyOnWriteBox.unique(&storage)
     }

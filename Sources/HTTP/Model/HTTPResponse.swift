@@ -94,6 +94,8 @@ public struct HTTPResponse: Sendable {
         get { storage.value.metrics?.metrics }
         set { uniqueStorage().value.metrics = newValue.map(MetricsBox.init) }
     }
+    /// The identity of the storage this response shares with its copies: for tests that check a change made no copy.
+    package var storageIdentifier: ObjectIdentifier { ObjectIdentifier(storage) }
     /// The URL the transport set, or `nil` when ``url`` is the request's: what a cache keeps, without building
     /// the request's URL.
     var explicitURL: URL? { storage.value.explicitURL }

@@ -175,3 +175,18 @@ final class MetricsBox: Sendable {
     let metrics: HTTPMetrics
     init(_ metrics: HTTPMetrics) { self.metrics = metrics }
 }
+
+extension Result where Success == HTTPResponse, Failure == HTTPError {
+    /// `result` with `metrics` on its response or error. The result is consumed, so the response or error it holds
+    /// is changed in place: a copy left behind would make it copy its storage first.
+    package static func attaching(_ metrics: HTTPMetrics, to result: consuming HTTPResult) -> HTTPResult {
+        switch consume result {
+        case .success(var response):
+            response.metrics = metrics
+            return .success(response)
+        case .failure(var error):
+            error.metrics = metrics
+            return .failure(error)
+        }
+    }
+}

@@ -352,19 +352,11 @@ final class TransferContext: Sendable {
             if case .streaming = outcome { metrics?.end = .now }  // a stream's load ends when its head arrives
             return (metrics, state.tlsRejection)
         }
-        var result = mapped(outcome, tlsRejection: rejection)
-        if let metrics {
-            switch result {
-            case .success(var response):
-                response.metrics = metrics
-                result = .success(response)
-            case .failure(var error):
-                error.metrics = metrics
-                result = .failure(error)
-            }
-            request.emit(.attemptFinished, result: result)
-        }
-        return result
+        let result = mapped(outcome, tlsRejection: rejection)
+        guard let metrics else { return result }
+        let measured = HTTPResult.attaching(metrics, to: result)
+        request.emit(.attemptFinished, result: measured)
+        return measured
     }
 
     private func mapped(_ outcome: Outcome, tlsRejection: TLSRejection?) -> HTTPResult {

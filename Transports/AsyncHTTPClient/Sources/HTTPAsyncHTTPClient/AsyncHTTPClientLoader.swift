@@ -238,7 +238,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
         }
         let id = ObjectIdentifier(transfer)
         return await withTaskCancellationHandler {
-            await withUnsafeContinuation { continuation in
+            await withCheckedContinuation { continuation in
                 let cancelNow = state.withLockedValue { state -> Bool in
                     state.transfers[id] = transfer
                     return state.cancellingResets != epoch

@@ -36,9 +36,8 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
         weak var value: HTTPBodyStream?
     }
 
-    /// The load waiting for the transfer. Unsafe for its fixed layout: a `CheckedContinuation`'s is resilient,
-    /// which would put every access to ``State`` behind runtime metadata. The lock hands it out once (`take()`).
-    typealias Continuation = UnsafeContinuation<HTTPResult, Never>
+    /// The load waiting for the transfer.
+    typealias Continuation = CheckedContinuation<HTTPResult, Never>
 
     private struct State {
         var continuation: Continuation?
@@ -200,7 +199,7 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
             response.bodyStream = stream
             var metrics = state.withLockedValue { $0.metrics }
             metrics?.end = .now  // a stream's load ends when its head arrives
-            continuation.resume(returning: result(.success(response), metrics: metrics))
+            continuation.resume(returning: result(.success(consume response), metrics: metrics))
         case .file(let url, let offset):
             guard head.status == .ok || head.status == .partialContent else { break }
             do {
@@ -336,19 +335,19 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
         }
         if failure == nil { progress?.complete() } else { progress?.stop() }
         if let continuation = taken.continuation {
-            let outcome: HTTPResult
+            var outcome: HTTPResult
             if let failure {
                 outcome = .failure(transportError(failure, head: taken.head))
             } else if let head = taken.head {
                 // Small bodies are copied out of the buffer, large ones referenced: `Data(buffer:)`'s default.
                 var response = response(for: head, body: taken.body.map { Data(buffer: $0) } ?? Data())
                 if taken.file != nil, case .file(let url, _) = delivery { response.fileURL = url }
-                outcome = .success(response)
+                outcome = .success(consume response)
             } else {
                 outcome = .failure(
                     HTTPError(.invalidResponse, request: request, message: "the transfer ended without a response"))
             }
-            continuation.resume(returning: result(outcome, metrics: taken.metrics))
+            continuation.resume(returning: result(consume outcome, metrics: taken.metrics))
         }
         taken.bodyWriter?.cancel()
         taken.onEnd?()
@@ -369,17 +368,9 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
     }
 
     /// `outcome` with this attempt's metrics, reported to the load's observers.
-    private func result(_ outcome: HTTPResult, metrics given: HTTPMetrics? = nil) -> HTTPResult {
+    private func result(_ outcome: consuming HTTPResult, metrics given: HTTPMetrics? = nil) -> HTTPResult {
         guard let metrics = given ?? state.withLockedValue({ $0.metrics }) else { return outcome }
-        var result = outcome
-        switch result {
-        case .success(var response):
-            response.metrics = metrics
-            result = .success(response)
-        case .failure(var error):
-            error.metrics = metrics
-            result = .failure(error)
-        }
+        let result = HTTPResult.attaching(metrics, to: outcome)
         request.emit(.attemptFinished, result: result)
         return result
     }
