@@ -177,9 +177,20 @@ final class MetricsBox: Sendable {
 }
 
 extension Result where Success == HTTPResponse, Failure == HTTPError {
-    /// `result` with `metrics` on its response or error. The result is consumed, so the response or error it holds
-    /// is changed in place: a copy left behind would make it copy its storage first.
-    package static func attaching(_ metrics: HTTPMetrics, to result: consuming HTTPResult) -> HTTPResult {
+    /// `result` with `metrics` on its response or error: what a terminal returns at the end of a transfer.
+    ///
+    /// ```swift
+    /// return HTTPResult.attaching(metrics, to: .success(response))
+    /// ```
+    ///
+    /// The result is consumed, so the response or error it holds is changed in place; setting
+    /// ``HTTPResponse/metrics`` on a response still held elsewhere copies its storage first.
+    ///
+    /// - Parameters:
+    ///   - metrics: The transfer's metrics.
+    ///   - result: The transfer's result.
+    /// - Returns: The result, its response's or error's ``HTTPResponse/metrics`` set.
+    public static func attaching(_ metrics: HTTPMetrics, to result: consuming HTTPResult) -> HTTPResult {
         switch consume result {
         case .success(var response):
             response.metrics = metrics
