@@ -64,6 +64,8 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
     let request: HTTPRequest
     let delivery: Delivery
     private let progress: ProgressReporter?
+    /// Whether observers above want the transfer's events: looked up once, not at each event.
+    private let isObserved: Bool
     private let totalBytesToSend: Int64?
     /// The bridge a pinned request goes through, whose rejection explains a lost connection.
     let bridge: TLSBridge?
@@ -80,6 +82,7 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
         }
         let offset: Int64 = if case .file(_, let offset) = delivery { offset } else { 0 }
         progress = ProgressReporter(request: request, totalBytesToSend: totalBytesToSend, alreadyReceived: offset)
+        isObserved = request.isObserved
     }
 
     // MARK: - From the load
@@ -106,7 +109,7 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
             onEnd()
             return
         }
-        request.emit(.attemptStarted)
+        if isObserved { request.emit(.attemptStarted) }
         let task = client.execute(request: prepared, delegate: self, deadline: deadline)
         let cancelledMeanwhile = state.withLockedValue { state -> Bool in
             if state.isEnded { return true }
@@ -176,7 +179,7 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
             state.head = head
             state.metrics?.responseHeadReceived = .now
         }
-        if request.isObserved {
+        if isObserved {
             request.emit(.responseHeadReceived, result: .success(response(for: head, body: Data())))
         }
         switch delivery {
@@ -371,7 +374,7 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
     private func result(_ outcome: consuming HTTPResult, metrics given: HTTPMetrics? = nil) -> HTTPResult {
         guard let metrics = given ?? state.withLockedValue({ $0.metrics }) else { return outcome }
         let result = HTTPResult.attaching(metrics, to: outcome)
-        request.emit(.attemptFinished, result: result)
+        if isObserved { request.emit(.attemptFinished, result: result) }
         return result
     }
 
