@@ -5,6 +5,11 @@ import HTTP
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 // The transfer budgets: a 1 GiB download to disk and a 1 GiB upload from disk each raise the process's peak RSS
 // by < 32 MiB, and the chain downloads at ≥ 0.9× the throughput of URLSession's own download task (curl beside
@@ -52,6 +57,9 @@ func measureTransfers(baseURL: URL, rounds: Int, seed: UInt64) async throws -> S
         for kind in downloads.shuffled(using: &generator) {
             progress("transfers: round \(round + 1) of \(rounds), \(kind.rawValue)…")
             let destination = folder.appending(path: "\(kind.rawValue).bin")
+            // Whatever the previous transfer left for the disk is written first, not during this one, which it
+            // slowed down, whichever client it was.
+            sync()
             runs[kind, default: []].append(try runChild(kind, url: source, file: destination))
             try? FileManager.default.removeItem(at: destination)
         }
@@ -59,6 +67,7 @@ func measureTransfers(baseURL: URL, rounds: Int, seed: UInt64) async throws -> S
     // The upload sends the file the last round downloaded, from disk.
     let uploadSource = folder.appending(path: "upload-source.bin")
     _ = try runChild(.curlDownload, url: source, file: uploadSource)
+    sync()
     progress("transfers: upload…")
     let upload = try runChild(
         .chainUpload, url: baseURL.appending(path: "upload/\(UUID().uuidString).bin"), file: uploadSource)
