@@ -62,10 +62,12 @@ extension HTTPRequest {
     func validateMethod() throws(HTTPError) {
         let name = method.rawValue
         if name.isEmpty { throw invalid("the method is empty") }
-        if let bad = name.utf8.firstIndex(where: { !Self.tokenBytes[Int($0)] }) {
+        let tokenBytes = Self.tokenBytes
+        if let bad = name.firstUTF8Offset(where: { !tokenBytes[Int($0)] }) {
             throw invalid(
                 "the method '\(Describe.printable(name))' is not an HTTP token (it contains "
-                    + "\(Describe.scalar(name.unicodeScalars[bad]))), which could inject another request line")
+                    + "\(Describe.scalar(name.unicodeScalar(atUTF8Offset: bad)))), which could inject another request line"
+            )
         }
     }
 
@@ -210,17 +212,19 @@ extension HTTPRequest {
     static func problem(withHeaderName name: String) -> String? {
         if name.isEmpty { return "has an empty name" }
         // Every byte before the first bad one is ASCII, so the bad one starts a scalar.
-        guard let bad = name.utf8.firstIndex(where: { !tokenBytes[Int($0)] }) else { return nil }
-        return "has a name that is not an HTTP token (it contains \(Describe.scalar(name.unicodeScalars[bad])))"
+        let tokenBytes = tokenBytes
+        guard let bad = name.firstUTF8Offset(where: { !tokenBytes[Int($0)] }) else { return nil }
+        return
+            "has a name that is not an HTTP token (it contains \(Describe.scalar(name.unicodeScalar(atUTF8Offset: bad))))"
     }
 
     /// Why `value` cannot be a header field value, or `nil` when it can.
     static func problem(withHeaderValue value: String) -> String? {
         // Every byte before the first bad one is ASCII, so the bad one starts a scalar.
-        guard let bad = value.utf8.firstIndex(where: { $0 != 0x09 && !(0x20...0x7E).contains($0) }) else {
+        guard let bad = value.firstUTF8Offset(where: { $0 != 0x09 && !(0x20...0x7E).contains($0) }) else {
             return nil
         }
-        let scalar = value.unicodeScalars[bad]
+        let scalar = value.unicodeScalar(atUTF8Offset: bad)
         switch scalar.value {
         case 0x0D, 0x0A, 0x00:
             return "has a value containing \(Describe.scalar(scalar)), which could inject header fields"

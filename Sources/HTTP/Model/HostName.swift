@@ -32,11 +32,13 @@ enum HostName {
     static func check(_ host: String) -> Checked {
         if host.isEmpty { return .invalid("is empty") }
         if host.utf8.first == UInt8(ascii: "[") { return checkIPv6Literal(host) }
-        if let bad = host.utf8.firstIndex(where: { $0 < 0x80 && !nameBytes[Int($0)] }) {
+        let nameBytes = nameBytes
+        if let bad = host.firstUTF8Offset(where: { $0 < 0x80 && !nameBytes[Int($0)] }) {
             return .invalid(
-                "contains \(Describe.scalar(host.unicodeScalars[bad])), which is not allowed in a host name")
+                "contains \(Describe.scalar(host.unicodeScalar(atUTF8Offset: bad))), which is not allowed in a host name"
+            )
         }
-        if host.utf8.allSatisfy({ $0 < 0x80 }) { return .valid(host) }
+        if host.firstUTF8Offset(where: { $0 >= 0x80 }) == nil { return .valid(host) }
         return checkInternationalName(host)
     }
 
@@ -47,9 +49,9 @@ enum HostName {
         let low: UInt64 = 1 << 0x2D | 1 << 0x2E | 0x3FF << 0x30
         let high: UInt64 = 1 << (0x5F - 64) | 0x3FF_FFFF << (0x61 - 64) | 1 << (0x7E - 64)
         return !host.isEmpty
-            && host.utf8.allSatisfy { byte in
-                byte < 64 ? low & (1 << UInt64(byte)) != 0 : byte < 128 && high & (1 << UInt64(byte - 64)) != 0
-            }
+            && host.firstUTF8Offset { byte in
+                byte < 64 ? low & (1 << UInt64(byte)) == 0 : byte >= 128 || high & (1 << UInt64(byte - 64)) == 0
+            } == nil
     }
 
     /// `host` with brackets around an IPv6 address: some versions of `URLComponents` hand one over without them.

@@ -42,23 +42,40 @@ enum PercentEncoding {
     /// Why `text` is not correctly percent-encoded for a part whose unencoded characters are `allowed`, as a
     /// phrase ("'/a b' contains a space, which must be percent-encoded"), or `nil` when it is.
     static func problem(in text: String, allowing allowed: AllowedBytes) -> String? {
-        var bytes = text.utf8.makeIterator()
-        var index = text.utf8.startIndex
-        while let byte = bytes.next() {
-            defer { index = text.utf8.index(after: index) }
-            if byte == UInt8(ascii: "%") {
-                let high = bytes.next()
-                let low = bytes.next()
-                guard high.flatMap(hexValue) != nil, low.flatMap(hexValue) != nil else {
-                    return "'\(Describe.printable(text))' contains a '%' that is not followed by two hex digits"
-                }
-                index = text.utf8.index(index, offsetBy: 2)
-                continue
-            }
-            if allowed.contains(byte) { continue }
+        let problem =
+            text.utf8.withContiguousStorageIfAvailable { firstProblem(in: $0, allowing: allowed) }
+            ?? Array(text.utf8).withUnsafeBufferPointer { firstProblem(in: $0, allowing: allowed) }
+        switch problem {
+        case nil:
+            return nil
+        case .badEscape:
+            return "'\(Describe.printable(text))' contains a '%' that is not followed by two hex digits"
+        case .notAllowed(let offset):
             // Every byte before this one is ASCII, so this one starts a scalar.
-            let scalar = text.unicodeScalars[index]
+            let scalar = text.unicodeScalar(atUTF8Offset: offset)
             return "'\(Describe.printable(text))' contains \(Describe.scalar(scalar)), which must be percent-encoded"
+        }
+    }
+
+    private enum Problem {
+        case badEscape
+        case notAllowed(offset: Int)
+    }
+
+    /// The first problem in `bytes`: a `%` without two hex digits after it, or a byte that is not allowed.
+    private static func firstProblem(in bytes: UnsafeBufferPointer<UInt8>, allowing allowed: AllowedBytes) -> Problem? {
+        var offset = 0
+        while offset < bytes.count {
+            let byte = bytes[offset]
+            if byte == UInt8(ascii: "%") {
+                guard offset + 2 < bytes.count, hexValue(bytes[offset + 1]) != nil, hexValue(bytes[offset + 2]) != nil
+                else { return .badEscape }
+                offset += 3
+            } else if allowed.contains(byte) {
+                offset += 1
+            } else {
+                return .notAllowed(offset: offset)
+            }
         }
         return nil
     }
