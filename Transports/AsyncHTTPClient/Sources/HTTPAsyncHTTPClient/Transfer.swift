@@ -338,7 +338,7 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
         }
         if failure == nil { progress?.complete() } else { progress?.stop() }
         if let continuation = taken.continuation {
-            var outcome: HTTPResult
+            let outcome: HTTPResult
             if let failure {
                 outcome = .failure(transportError(failure, head: taken.head))
             } else if let head = taken.head {
