@@ -123,14 +123,19 @@ enum RequestTarget: FuzzTarget {
     /// Whether two hosts name the same host: equal ignoring case, or equal label by label in the form `URLComponents`
     /// writes a host (IDNA). `URL(string:)` writes a literal non-ASCII label as Punycode but keeps a percent-encoded
     /// one, and `URLComponents` decodes Punycode (and gives no host at all when one `xn--` label does not decode), so
-    /// one name reaches here in different forms; label by label, an `xn--` label that does not decode is compared as
-    /// it is written.
+    /// one name reaches here in different forms; label by label, an `xn--` label that does not decode, and an empty
+    /// label, are compared as they are written.
     static func sameHost(_ lhs: String?, _ rhs: String?) -> Bool {
         if lhs?.lowercased() == rhs?.lowercased() { return true }
         func written(_ host: String?) -> String? {
             guard let host else { return nil }
             var labels: [String] = []
             for label in host.split(separator: ".", omittingEmptySubsequences: false) {
+                // An empty label (`a..b`) is written as it is; `URLComponents` gives no host for an empty one.
+                if label.isEmpty {
+                    labels.append("")
+                    continue
+                }
                 var components = URLComponents()
                 components.scheme = "https"
                 components.host = String(label)
