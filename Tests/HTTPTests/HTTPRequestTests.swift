@@ -250,6 +250,16 @@ private enum Tag: HTTPRequestOption {
         #expect(HTTPRequest(host: "ｅｘａｍｐｌｅ.com").url?.absoluteString == "https://example.com/")
     }
 
+    @Test func anInternationalLabelLongerThanDNSAllowsOnceEncodedIsRefused() {
+        // "é" and 55 letters encode to 63 bytes, with 56 to 64: where URLComponents stops too.
+        let longest = "é" + String(repeating: "o", count: 55)
+        #expect(HTTPRequest(host: "x.\(longest)").url?.host()?.utf8.count == 2 + 63)
+        let tooLong = HTTPRequest(host: "x.\(longest)o")
+        #expect(tooLong.url == nil)
+        #expect(message(tooLong)?.contains("at most 63") == true)
+        #expect(HTTPRequest(host: "xn--." + "é" + String(repeating: "O", count: 80)).url == nil)
+    }
+
     @Test func aPunycodeLabelGoesOutAsItIs() {
         #expect(HTTPRequest(host: "xn--bcher-kva.example").url?.absoluteString == "https://xn--bcher-kva.example/")
     }

@@ -115,6 +115,12 @@ enum HostName {
             guard let encoded = Punycode.encode(label.unicodeScalars) else {
                 return .invalid("has a label too long to encode")
             }
+            // RFC 1035 §2.3.4: a label has at most 63 bytes; UTS 46 checks the encoded form, as URLComponents does.
+            guard encoded.utf8.count + 4 <= 63 else {
+                return .invalid(
+                    "has a label of \(encoded.utf8.count + 4) bytes once encoded ('xn--\(encoded.prefix(12))…'); "
+                        + "a DNS label has at most 63")
+            }
             labels.append("xn--" + encoded)
         }
         return .valid(labels.joined(separator: "."))
