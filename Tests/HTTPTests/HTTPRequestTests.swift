@@ -260,6 +260,20 @@ private enum Tag: HTTPRequestOption {
         #expect(HTTPRequest(host: "xn--." + "é" + String(repeating: "O", count: 80)).url == nil)
     }
 
+    @Test(arguments: ["éomxn--.example", "-éa.example", "éa-.example", "ab--é.example"])
+    func anInternationalLabelWithMisplacedHyphensIsRefused(host: String) {
+        let request = HTTPRequest(host: host)
+        #expect(request.url == nil)
+        #expect(message(request)?.contains("'-'") == true)
+    }
+
+    @Test func anInternationalLabelMayHaveHyphensElsewhere() {
+        // As URLComponents writes them; ASCII labels are not checked for hyphens, as it does not check them.
+        #expect(HTTPRequest(host: "a-b--é").url?.host() == "xn--a-b---fsa")
+        #expect(HTTPRequest(host: "é--a").url?.host() == "xn----a-9la")
+        #expect(HTTPRequest(host: "-abc.example").url?.host() == "-abc.example")
+    }
+
     @Test func aPunycodeLabelGoesOutAsItIs() {
         #expect(HTTPRequest(host: "xn--bcher-kva.example").url?.absoluteString == "https://xn--bcher-kva.example/")
     }

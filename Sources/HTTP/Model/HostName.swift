@@ -112,6 +112,16 @@ enum HostName {
                 return .invalid(
                     "has a label that starts with 'xn--' but is not ASCII: only a Punycode label may start so")
             }
+            // UTS 46 §4.1 with CheckHyphens, as URLComponents checks an international label: no `-` first or last,
+            // none in both the third and fourth places (reserved for the `xn--` kind of prefix).
+            let scalars = Array(label.unicodeScalars)
+            if scalars.first == "-" || scalars.last == "-"
+                || (scalars.count >= 4 && scalars[2] == "-" && scalars[3] == "-")
+            {
+                return .invalid(
+                    "has the international label '\(Describe.printable(String(label)))', which begins or ends with '-' "
+                        + "or has '--' in its third and fourth places")
+            }
             guard let encoded = Punycode.encode(label.unicodeScalars) else {
                 return .invalid("has a label too long to encode")
             }
