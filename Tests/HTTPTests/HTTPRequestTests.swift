@@ -267,6 +267,13 @@ private enum Tag: HTTPRequestOption {
         #expect(message(request)?.contains("'-'") == true)
     }
 
+    @Test func anInternationalLabelThatBeginsWithACombiningMarkIsRefused() {
+        let request = HTTPRequest(host: "\u{301}a.example")
+        #expect(request.url == nil)
+        #expect(message(request)?.contains("U+301") == true)
+        #expect(HTTPRequest(host: "a\u{301}.example").url?.host() == "xn--1ca.example")  // á, composed first
+    }
+
     @Test func anInternationalLabelMayHaveHyphensElsewhere() {
         // As URLComponents writes them; ASCII labels are not checked for hyphens, as it does not check them.
         #expect(HTTPRequest(host: "a-b--é").url?.host() == "xn--a-b---fsa")

@@ -144,7 +144,11 @@ enum RequestTarget: FuzzTarget {
             }
             return labels.joined(separator: ".")
         }
-        guard let left = written(lhs), let right = written(rhs) else { return false }
+        // A host with a label that URLComponents cannot write (UTS 46 refuses it: a bidi rule, a joiner out of
+        // context, a label too long) has no form of Foundation's to compare with; HTTPRequest's own checks are not
+        // all of UTS 46's, so it may keep such a label and still send what it was given.
+        guard let left = written(lhs) else { return lhs != nil && rhs != nil }
+        guard let right = written(rhs) else { return false }
         return left == right
     }
 

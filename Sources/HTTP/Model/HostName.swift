@@ -112,9 +112,14 @@ enum HostName {
                 return .invalid(
                     "has a label that starts with 'xn--' but is not ASCII: only a Punycode label may start so")
             }
-            // UTS 46 §4.1 with CheckHyphens, as URLComponents checks an international label: no `-` first or last,
-            // none in both the third and fourth places (reserved for the `xn--` kind of prefix).
+            // UTS 46 §4.1, as URLComponents checks an international label: it begins with no combining mark, and
+            // (CheckHyphens) has no `-` first or last, none in both the third and fourth places (reserved for the
+            // `xn--` kind of prefix).
             let scalars = Array(label.unicodeScalars)
+            if let first = scalars.first, first.properties.generalCategory.isMark {
+                return .invalid(
+                    "has an international label that begins with the combining mark \(Describe.scalar(first))")
+            }
             if scalars.first == "-" || scalars.last == "-"
                 || (scalars.count >= 4 && scalars[2] == "-" && scalars[3] == "-")
             {
@@ -172,5 +177,12 @@ enum Describe {
     static func printable(_ text: some StringProtocol) -> String {
         text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? $0.escaped(asASCII: true) : String($0) }
             .joined()
+    }
+}
+
+extension Unicode.GeneralCategory {
+    /// A combining mark: nonspacing, spacing or enclosing.
+    fileprivate var isMark: Bool {
+        self == .nonspacingMark || self == .spacingMark || self == .enclosingMark
     }
 }
