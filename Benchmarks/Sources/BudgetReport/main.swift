@@ -290,7 +290,7 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
             progress("transfers…")
             sections.append(
                 try await measureTransfers(
-                    baseURL: url, rounds: options.quick ? 1 : 5, seed: options.seed ?? LoopbackPlan.defaultSeed))
+                    baseURL: url, rounds: options.quick ? 1 : 9, seed: options.seed ?? LoopbackPlan.defaultSeed))
         } else {
             progress("transfers skipped: NGINX_URL is not set")
         }
