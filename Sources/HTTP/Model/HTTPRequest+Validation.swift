@@ -62,12 +62,10 @@ extension HTTPRequest {
     func validateMethod() throws(HTTPError) {
         let name = method.rawValue
         if name.isEmpty { throw invalid("the method is empty") }
-        let tokenBytes = Self.tokenBytes
-        if let bad = name.firstUTF8Offset(where: { !tokenBytes[Int($0)] }) {
+        if let bad = Self.firstNonTokenScalar(in: name) {
             throw invalid(
                 "the method '\(Describe.printable(name))' is not an HTTP token (it contains "
-                    + "\(Describe.scalar(name.unicodeScalar(atUTF8Offset: bad)))), which could inject another request line"
-            )
+                    + "\(Describe.scalar(bad))), which could inject another request line")
         }
     }
 
@@ -211,11 +209,16 @@ extension HTTPRequest {
     /// Why `name` cannot be a header field name, or `nil` when it can (an RFC 9110 token).
     static func problem(withHeaderName name: String) -> String? {
         if name.isEmpty { return "has an empty name" }
-        // Every byte before the first bad one is ASCII, so the bad one starts a scalar.
+        guard let bad = firstNonTokenScalar(in: name) else { return nil }
+        return "has a name that is not an HTTP token (it contains \(Describe.scalar(bad)))"
+    }
+
+    /// The first character of `name` that an RFC 9110 token may not contain, or `nil` when it is a token.
+    static func firstNonTokenScalar(in name: String) -> Unicode.Scalar? {
         let tokenBytes = tokenBytes
         guard let bad = name.firstUTF8Offset(where: { !tokenBytes[Int($0)] }) else { return nil }
-        return
-            "has a name that is not an HTTP token (it contains \(Describe.scalar(name.unicodeScalar(atUTF8Offset: bad))))"
+        // Every byte before the first bad one is ASCII, so the bad one starts a scalar.
+        return name.unicodeScalar(atUTF8Offset: bad)
     }
 
     /// Why `value` cannot be a header field value, or `nil` when it can.

@@ -33,13 +33,20 @@ enum HostName {
         if host.isEmpty { return .invalid("is empty") }
         if host.utf8.first == UInt8(ascii: "[") { return checkIPv6Literal(host) }
         let nameBytes = nameBytes
-        if let bad = host.firstUTF8Offset(where: { $0 < 0x80 && !nameBytes[Int($0)] }) {
+        var isASCII = true  // learnt in the same pass
+        let bad = host.firstUTF8Offset { byte in
+            if byte >= 0x80 {
+                isASCII = false
+                return false
+            }
+            return !nameBytes[Int(byte)]
+        }
+        if let bad {
             return .invalid(
                 "contains \(Describe.scalar(host.unicodeScalar(atUTF8Offset: bad))), which is not allowed in a host name"
             )
         }
-        if host.firstUTF8Offset(where: { $0 >= 0x80 }) == nil { return .valid(host) }
-        return checkInternationalName(host)
+        return isASCII ? .valid(host) : checkInternationalName(host)
     }
 
     /// Whether `host` is a registered name already in wire form and lowercase — ASCII name bytes, no capitals — as
@@ -124,7 +131,7 @@ enum HostName {
                 || (scalars.count >= 4 && scalars[2] == "-" && scalars[3] == "-")
             {
                 return .invalid(
-                    "has the international label '\(Describe.printable(String(label)))', which begins or ends with '-' "
+                    "has the international label '\(Describe.printable(label))', which begins or ends with '-' "
                         + "or has '--' in its third and fourth places")
             }
             guard let encoded = Punycode.encode(label.unicodeScalars) else {
