@@ -23,16 +23,16 @@ import Testing
         #expect(delegate.timesAsked == 0)
     }
 
-    @Test func asksTheDelegateOnceWhileManyRequestsWait() async {
+    @Test func asksTheDelegateOnceWhileManyRequestsWait() async throws {
         let delegate = ScriptedDelegate(answers: [ann], holdsAnswers: true)
         let mock = MockLoader()
         for _ in 0..<20 { mock.then(status: .ok) }
         let basic = BasicAuth(hosts: ["api.example.com"], delegate: delegate)
         let chain = basic --> mock
         let loads = (0..<20).map { index in Task { await chain.load(basicRequest("/\(index)")) } }
-        await eventually { basic.waitingCount == 20 && delegate.heldCount == 1 }
+        try await eventually { basic.waitingCount == 20 && delegate.heldCount == 1 }
         delegate.release()
-        for load in loads { #expect(await load.value.response?.status == .ok) }
+        for load in loads { #expect(try await load.finished().response?.status == .ok) }
         #expect(delegate.timesAsked == 1)
         #expect(mock.receivedRequests.allSatisfy { $0.headers["Authorization"] == ann.authorizationHeaderValue })
         // Later requests reuse the credentials without asking.
@@ -41,7 +41,7 @@ import Testing
         #expect(delegate.timesAsked == 1)
     }
 
-    @Test func noDelegateOrNoCredentialsFailsEveryWaitingRequest() async {
+    @Test func noDelegateOrNoCredentialsFailsEveryWaitingRequest() async throws {
         let withoutDelegate = BasicAuth(hosts: ["api.example.com"]) --> MockLoader().then(status: .ok)
         let failed = await withoutDelegate.load(basicRequest())
         #expect(failed.error?.code == .cannotAuthenticate)
@@ -51,43 +51,43 @@ import Testing
         let basic = BasicAuth(hosts: ["api.example.com"], delegate: delegate)
         let chain = basic --> MockLoader()
         let loads = (0..<5).map { _ in Task { await chain.load(basicRequest()) } }
-        await eventually { basic.waitingCount == 5 && delegate.heldCount == 1 }
+        try await eventually { basic.waitingCount == 5 && delegate.heldCount == 1 }
         delegate.release()
-        for load in loads { #expect(await load.value.error?.code == .cannotAuthenticate) }
+        for load in loads { #expect(try await load.finished().error?.code == .cannotAuthenticate) }
         #expect(delegate.timesAsked == 1)
     }
 
-    @Test func aWaitingRequestThatIsCancelledCompletesAtOnce() async {
+    @Test func aWaitingRequestThatIsCancelledCompletesAtOnce() async throws {
         let delegate = ScriptedDelegate(answers: [ann], holdsAnswers: true)
         let basic = BasicAuth(hosts: ["api.example.com"], delegate: delegate)
         let mock = MockLoader().then(status: .ok)
         let chain = basic --> mock
         let cancelled = Task { await chain.load(basicRequest("/cancelled")) }
         let kept = Task { await chain.load(basicRequest("/kept")) }
-        await eventually { basic.waitingCount == 2 && delegate.heldCount == 1 }
+        try await eventually { basic.waitingCount == 2 && delegate.heldCount == 1 }
         cancelled.cancel()
-        #expect(await cancelled.value.error?.code == .cancelled)  // before the delegate answers
+        #expect(try await cancelled.finished().error?.code == .cancelled)  // before the delegate answers
         #expect(basic.waitingCount == 1)
         delegate.release()
-        #expect(await kept.value.response?.status == .ok)
+        #expect(try await kept.finished().response?.status == .ok)
         #expect(mock.receivedRequests.map(\.path) == ["/kept"])
     }
 
-    @Test func resetForgetsCredentialsAndFailsWaitingRequests() async {
+    @Test func resetForgetsCredentialsAndFailsWaitingRequests() async throws {
         let delegate = ScriptedDelegate(answers: [ann, bob], holdsAnswers: true)
         let basic = BasicAuth(hosts: ["api.example.com"], delegate: delegate)
         let counter = MockLoader().then(status: .ok)
         let chain = basic --> counter
         let waiting = Task { await chain.load(basicRequest()) }
-        await eventually { basic.waitingCount == 1 && delegate.heldCount == 1 }
+        try await eventually { basic.waitingCount == 1 && delegate.heldCount == 1 }
         await chain.reset()
-        #expect(await waiting.value.error?.code == .resetInProgress)
+        #expect(try await waiting.finished().error?.code == .resetInProgress)
         delegate.release()  // the answer to the abandoned question is ignored
 
         let after = Task { await chain.load(basicRequest()) }
-        await eventually { delegate.heldCount == 1 }
+        try await eventually { delegate.heldCount == 1 }
         delegate.release()
-        #expect(await after.value.response?.status == .ok)
+        #expect(try await after.finished().response?.status == .ok)
         #expect(counter.receivedRequests.last?.headers["Authorization"] == bob.authorizationHeaderValue)
         #expect(delegate.timesAsked == 2)
     }
@@ -113,7 +113,7 @@ import Testing
         #expect(delegate.timesAsked == 2)
     }
 
-    @Test func a401ForReplacedCredentialsIsReplayedWithoutAsking() async {
+    @Test func a401ForReplacedCredentialsIsReplayedWithoutAsking() async throws {
         // Two requests go out with ann's credentials; both get 401. The first makes the loader ask again
         // (bob); the second, whose credentials were already replaced, is replayed with bob without asking.
         let delegate = ScriptedDelegate(answers: [ann, bob, nil])
@@ -129,12 +129,12 @@ import Testing
         let chain = BasicAuth(hosts: ["api.example.com"], delegate: delegate) --> mock
         let first = Task { await chain.load(basicRequest("/first")) }
         let second = Task { await chain.load(basicRequest("/second")) }
-        await eventually { gate.value.count == 2 }
+        try await eventually { gate.value.count == 2 }
         gate.value[0].resume()  // one of them gets its 401 and makes the loader ask again, then replays
-        await eventually { mock.receivedRequests.count == 3 }
+        try await eventually { mock.receivedRequests.count == 3 }
         gate.value[1].resume()  // the other gets its 401 for credentials already replaced
-        #expect(await first.value.response?.status == .ok)
-        #expect(await second.value.response?.status == .ok)
+        #expect(try await first.finished().response?.status == .ok)
+        #expect(try await second.finished().response?.status == .ok)
         #expect(delegate.timesAsked == 2)
         let sent = mock.receivedRequests.map { $0.headers["Authorization"] }
         #expect(sent.suffix(2) == [bob, bob].map(\.authorizationHeaderValue))

@@ -260,7 +260,7 @@ import Android
                 #expect(value == values[0] || value == values[1])
                 if isWriting.value { readsDuringWrites += 1 }
             } while isWriting.value
-            try await writer.value
+            try await writer.finished()
             // Reads that all came after the writes would prove nothing.
             #expect(readsDuringWrites > 0, "no read overlapped the writes")
             #expect(try await store.load(TokenBundle.self, for: "tokens") == values[0])

@@ -43,10 +43,10 @@ import Testing
                 if wave.isMultiple(of: 2) { clock.advance(by: 3_590) } else { server.revokeAccessTokens() }
                 for task in tasks.shuffled().prefix(10) { task.cancel() }
                 if wave == 5 { await oauth.reset() }
-                for task in previousWave { await task.value }
+                for task in previousWave { await task.value }  // bounded by the deadline around the waves
                 previousWave = tasks
             }
-            for task in previousWave { await task.value }
+            for task in previousWave { await task.value }  // bounded by the deadline around the waves
             return true
         }
         // Each load returned exactly once: a continuation resumed twice traps, and one never resumed keeps the run

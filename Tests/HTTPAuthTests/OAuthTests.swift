@@ -106,11 +106,11 @@ private struct Fixture {
     @Test func requestsArrivingDuringALoginWaitAndAreReleasedTogether() async throws {
         let fixture = Fixture(holdsLogins: true)
         let loads = (0..<20).map { index in Task { await fixture.load(apiRequest("/item/\(index)")) } }
-        await eventually { fixture.oauth.waitingCount == 20 && fixture.delegate.heldLoginCount == 1 }
+        try await eventually { fixture.oauth.waitingCount == 20 && fixture.delegate.heldLoginCount == 1 }
         #expect(fixture.oauth.situation == .authorizing)
         #expect(fixture.server.resourceRequests.isEmpty)
         fixture.delegate.releaseLogins()
-        for load in loads { #expect(await load.value.response?.status == .ok) }
+        for load in loads { #expect(try await load.finished().response?.status == .ok) }
         #expect(fixture.delegate.loginCount == 1)
         #expect(fixture.server.tokenRequestCount == 1)
     }
@@ -289,11 +289,11 @@ private struct Fixture {
 
         fixture.server.state.withLock { $0.holdsTokenRequests = true }
         let loads = (0..<50).map { index in Task { await fixture.load(apiRequest("/item/\(index)")) } }
-        await eventually { fixture.oauth.waitingCount == 50 }
+        try await eventually { fixture.oauth.waitingCount == 50 }
         // Nobody went out with the token known to be stale.
         #expect(fixture.server.resourceRequests.count == 1)
         fixture.server.releaseTokenRequests()
-        for load in loads { #expect(await load.value.response?.status == .ok) }
+        for load in loads { #expect(try await load.finished().response?.status == .ok) }
         #expect(fixture.server.tokenRequestCount == 2)  // the login and one refresh
         let refresh = fixture.server.form(fixture.server.tokenRequests[1])
         #expect(refresh["grant_type"] == "refresh_token")
@@ -349,7 +349,7 @@ private struct Fixture {
         let oldToken = try #require(fixture.oauth.credentials?.accessToken)
         fixture.server.state.withLock { $0.holdsResourcePaths = ["/slow"] }
         let slow = Task { await fixture.load(apiRequest("/slow")) }
-        await eventually { fixture.server.state.value.heldResources["/slow"] != nil }
+        try await eventually { fixture.server.state.value.heldResources["/slow"] != nil }
 
         // Meanwhile the token is refreshed by another request…
         fixture.clock.advance(by: 3_590)
@@ -361,7 +361,7 @@ private struct Fixture {
             $0.holdsResourcePaths = []
         }
         fixture.server.releaseResource("/slow")
-        #expect(await slow.value.response?.status == .ok)
+        #expect(try await slow.finished().response?.status == .ok)
         #expect(fixture.server.tokenRequestCount == 2)
         let replay = try #require(fixture.server.resourceRequests.last)
         #expect(replay.headers["Authorization"] == "Bearer \(fixture.oauth.credentials!.accessToken)")
@@ -503,12 +503,12 @@ private struct Fixture {
         let fixture = Fixture(holdsLogins: true)
         let waiting = Task { await fixture.load() }
         let other = Task { await fixture.load() }
-        await eventually { fixture.oauth.waitingCount == 2 && fixture.delegate.heldLoginCount == 1 }
+        try await eventually { fixture.oauth.waitingCount == 2 && fixture.delegate.heldLoginCount == 1 }
         waiting.cancel()
-        #expect(await waiting.value.error?.code == .cancelled)
+        #expect(try await waiting.finished().error?.code == .cancelled)
         #expect(fixture.oauth.waitingCount == 1)
         fixture.delegate.releaseLogins()
-        #expect(await other.value.response?.status == .ok)
+        #expect(try await other.finished().response?.status == .ok)
     }
 
     @Test func resetLogsOutRevokesDeletesAndEndsTheSession() async throws {
@@ -544,17 +544,17 @@ private struct Fixture {
         let slowDelegate = SlowLogoutDelegate(gate: gate)  // held weakly by the loader
         fixture.oauth.delegate = slowDelegate
         let first = Task { await fixture.oauth.reset() }
-        await eventually { gate.value != nil }  // the first logout shows the end-session page
+        try await eventually { gate.value != nil }  // the first logout shows the end-session page
         let secondDone = Box(false)
         let second = Task {
             await fixture.oauth.reset()
             secondDone.withLock { $0 = true }
         }
-        await eventually { fixture.oauth.resetsAwaitingLogoutCount == 1 }
+        try await eventually { fixture.oauth.resetsAwaitingLogoutCount == 1 }
         #expect(!secondDone.value)
         gate.value?.resume()
-        await first.value
-        await second.value
+        try await first.finished()
+        try await second.finished()
         #expect(secondDone.value)
         #expect(fixture.server.state.value.revoked.count == 2)  // the refresh and the access token, once
         #expect(fixture.oauth.resetsAwaitingLogoutCount == 0)
@@ -566,9 +566,9 @@ private struct Fixture {
     @Test func resetInterruptsALoginEvenIfTheDelegateNeverAnswers() async throws {
         let fixture = Fixture(holdsLogins: true)
         let loads = (0..<5).map { _ in Task { await fixture.load() } }
-        await eventually { fixture.delegate.heldLoginCount == 1 && fixture.oauth.waitingCount == 5 }
+        try await eventually { fixture.delegate.heldLoginCount == 1 && fixture.oauth.waitingCount == 5 }
         await fixture.oauth.reset()
-        for load in loads { #expect(await load.value.error?.code == .resetInProgress) }
+        for load in loads { #expect(try await load.finished().error?.code == .resetInProgress) }
         #expect(fixture.oauth.lastFlowPath == [.logOut, .done])
         #expect(fixture.server.tokenRequestCount == 0)
         #expect(fixture.delegate.state.value.deletions == 1)
@@ -581,9 +581,9 @@ private struct Fixture {
         let fixture = Fixture()
         fixture.server.state.withLock { $0.holdsTokenRequests = true }  // held, ignoring cancellation
         let load = Task { await fixture.load() }
-        await eventually { fixture.server.state.value.tokenGate.count == 1 }
+        try await eventually { fixture.server.state.value.tokenGate.count == 1 }
         await fixture.oauth.reset()
-        #expect(await load.value.error?.code == .resetInProgress)
+        #expect(try await load.finished().error?.code == .resetInProgress)
         #expect(fixture.oauth.lastFlowPath == [.logOut, .done])
         // The token endpoint answers after the logout: nothing is saved, nobody is logged in.
         fixture.server.releaseTokenRequests()
@@ -599,9 +599,9 @@ private struct Fixture {
         fixture.clock.advance(by: 3_590)
         fixture.server.state.withLock { $0.holdsTokenRequests = true }
         let loads = (0..<3).map { _ in Task { await fixture.load() } }
-        await eventually { fixture.server.state.value.tokenGate.count == 1 && fixture.oauth.waitingCount == 3 }
+        try await eventually { fixture.server.state.value.tokenGate.count == 1 && fixture.oauth.waitingCount == 3 }
         await fixture.oauth.reset()
-        for load in loads { #expect(await load.value.error?.code == .resetInProgress) }
+        for load in loads { #expect(try await load.finished().error?.code == .resetInProgress) }
         fixture.server.releaseTokenRequests()
         await fixture.oauth.waitUntilInterruptedOperationsEnd()
         #expect(fixture.delegate.state.value.saves == 1)  // the login's; not the interrupted refresh's
@@ -646,11 +646,11 @@ private struct Fixture {
         let slowDelegate = SlowLogoutDelegate(gate: gate)
         fixture.oauth.delegate = slowDelegate
         let reset = Task { await fixture.oauth.reset() }
-        await eventually { gate.value != nil }
+        try await eventually { gate.value != nil }
         let result = await fixture.load()
         #expect(result.error?.code == .resetInProgress)
         gate.value?.resume()
-        await reset.value
+        try await reset.finished()
         fixture.oauth.delegate = fixture.delegate
         fixture.server.releaseTokenRequests()
     }
@@ -736,17 +736,17 @@ private final class SlowLogoutDelegate: OAuthDelegate {
         fixture.server.revokeAccessTokens()
         fixture.server.state.withLock { $0.holdsResourcePaths = ["/slow"] }
         let load = Task { await fixture.load(apiRequest("/slow")) }
-        await eventually { fixture.server.state.value.heldResources["/slow"] != nil }
+        try await eventually { fixture.server.state.value.heldResources["/slow"] != nil }
         let done = Box(false)
         let reset = Task {
             await fixture.oauth.reset()
             done.withLock { $0 = true }
         }
-        await eventually { fixture.oauth.isResetting }
+        try await eventually { fixture.oauth.isResetting }
         #expect(!done.value, "the reset did not wait for the request in flight")
         fixture.server.releaseResource("/slow")
-        let result = await load.value
-        await reset.value
+        let result = try await load.finished()
+        try await reset.finished()
         #expect(result.error?.code == .resetInProgress)
         #expect(result.error?.response?.status == .unauthorized)
     }
@@ -757,14 +757,14 @@ private final class SlowLogoutDelegate: OAuthDelegate {
         fixture.server.revokeAccessTokens()
         fixture.server.state.withLock { $0.holdsTokenRequests = true }
         let first = Task { await fixture.load(apiRequest("/a")) }
-        await eventually { fixture.server.tokenRequestCount == 2 }  // the login, then the refresh (held)
+        try await eventually { fixture.server.tokenRequestCount == 2 }  // the login, then the refresh (held)
         let second = Task { await fixture.load(apiRequest("/b")) }
-        await eventually { fixture.oauth.waitingCount == 2 }
+        try await eventually { fixture.oauth.waitingCount == 2 }
         #expect(!fixture.server.resourceRequests.contains { $0.path == "/b" }, "sent with the rejected token")
         #expect(fixture.oauth.situation == .authorizing)
         fixture.server.releaseTokenRequests()
-        #expect(await first.value.response?.status == .ok)
-        #expect(await second.value.response?.status == .ok)
+        #expect(try await first.finished().response?.status == .ok)
+        #expect(try await second.finished().response?.status == .ok)
         let sentB = fixture.server.resourceRequests.filter { $0.path == "/b" }
         #expect(sentB.count == 1)
         #expect(
@@ -781,7 +781,7 @@ private final class SlowLogoutDelegate: OAuthDelegate {
         fixture.clock.advance(by: 3_600)
         let waiting = (0..<5).map { _ in Task { await fixture.load() } }
         for load in waiting {
-            let result = await load.value
+            let result = try await load.finished()
             #expect(fixture.oauthError(result) == .refreshLoop(refreshes: 3, window: .seconds(60)), "\(result)")
         }
         #expect(fixture.server.resourceRequests.count == sentBefore, "a dead token went out")

@@ -219,7 +219,7 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
                 results.withLock { $0[request.path, default: []].append(result) }
             }
         }
-        await eventually { chain.isSettled(pending: requests.count - results.value.count) }
+        try await eventually { chain.isSettled(pending: requests.count - results.value.count) }
         let completedBefore = results.value.count
         let arrivedBefore = chain.terminal.arrivals.count
 
@@ -229,15 +229,15 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
             resetDone.withLock { $0 = true }
         }
         // Everything parked fails at once; what is held at the gate is in flight.
-        await eventually {
+        try await eventually {
             results.value.values.map(\.count).reduce(0, +) >= requests.count - chain.terminal.heldAppRequests
         }
         if mode == .drain {
             #expect(!resetDone.value, "a draining reset returned while a load was in flight")
             chain.terminal.releaseAll()
         }
-        await reset.value
-        for load in loads { await load.value }
+        try await reset.finished()
+        for load in loads { try await load.finished() }
 
         // Exactly once, and each with what its place in the chain promises.
         let all = results.value

@@ -55,9 +55,9 @@ import Testing
             } receiveValue: { _ in
                 received.withLock { $0 += 1 }
             }
-        await eventually { !mock.receivedRequests.isEmpty }
+        try await eventually { !mock.receivedRequests.isEmpty }
         subscription.cancel()
-        await eventually { handlerCancelled.value }
+        try await eventually { handlerCancelled.value }
         #expect(received.value == 0)
     }
 

@@ -29,14 +29,14 @@ import Testing
         #expect(decoding?.kind == .undecodable)
     }
 
-    @Test func cancellingTheTaskCancelsTheRequest() async {
+    @Test func cancellingTheTaskCancelsTheRequest() async throws {
         let mock = MockLoader().then { request in
             try? await Task.sleep(for: .seconds(30))
             return .success(HTTPResponse(request: request))
         }
         let connection = Connection(loader: mock)
         let call = Task { try await connection.request(.person(1)) }
-        await eventually { !mock.receivedRequests.isEmpty }
+        try await eventually { !mock.receivedRequests.isEmpty }
         call.cancel()
         let result = await call.result
         #expect((result.error as? HTTPError)?.code == .cancelled)
@@ -55,7 +55,7 @@ import Testing
         #expect(try results.withLock { try $0[0].get() } == Person(id: 3, name: "C"))
     }
 
-    @Test func theHandleCancelsAtOnce() async {
+    @Test func theHandleCancelsAtOnce() async throws {
         let mock = MockLoader().then { request in
             try? await Task.sleep(for: .seconds(30))
             return .success(HTTPResponse(request: request))
@@ -63,7 +63,7 @@ import Testing
         let connection = Connection(loader: mock)
         let results = Box<[Result<Person, any Error>]>([])
         let task = connection.request(.person(1)) { result in results.withLock { $0.append(result) } }
-        await eventually { !mock.receivedRequests.isEmpty }
+        try await eventually { !mock.receivedRequests.isEmpty }
         task.cancel()
         #expect(results.withLock { $0.count } == 1)
         #expect((results.withLock { $0.first?.error } as? HTTPError)?.code == .cancelled)
@@ -84,19 +84,19 @@ import Testing
         let spy = ResetSpy()
         let connection = Connection(loader: ResetGuard() --> spy --> mock)
         let call = Task { try await connection.request(.person(1)) }
-        await eventually { !mock.receivedRequests.isEmpty }
+        try await eventually { !mock.receivedRequests.isEmpty }
         let resetReturned = Box(false)
         let reset = Task {
             await connection.reset()
             resetReturned.withLock { $0 = true }
         }
-        await eventually { spy.resetsBegun.withLock { $0 } == 1 }  // the reset reached the chain below the guard
+        try await eventually { spy.resetsBegun.withLock { $0 } == 1 }  // the reset reached the chain below the guard
         let during = await #expect(throws: HTTPError.self) { try await connection.request(.person(9)) }
         #expect(during?.code == .resetInProgress)
         #expect(!resetReturned.withLock { $0 }, "the reset returned while a load was still running in the mock")
         releaser.yield()
-        await reset.value
-        #expect(try await call.value.id == 1, "the load in flight was drained, not cancelled")
+        try await reset.finished()
+        #expect(try await call.finished().id == 1, "the load in flight was drained, not cancelled")
         #expect(try await connection.request(.person(2)).id == 2, "the chain takes loads again after the reset")
         #expect(mock.receivedRequests.count == 2, "the refused loads never reached the mock")
     }

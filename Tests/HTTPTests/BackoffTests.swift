@@ -32,58 +32,58 @@ import Testing
     // MARK: Server-requested waits on every retried status
 
     @Test(arguments: [413, 408, 429, 500, 502, 503, 504, 599])
-    func honoursRetryAfterOnEveryStatusItRetries(code: Int) async {
+    func honoursRetryAfterOnEveryStatusItRetries(code: Int) async throws {
         var strategy = Backoff.constant(delay: .seconds(1), maximumNumberOfAttempts: 3)
         strategy.retryableStatuses.formUnion([.contentTooLarge, HTTPStatus(rawValue: 599)])
         let mock = MockLoader()
             .then(status: HTTPStatus(rawValue: code), headers: ["Retry-After": "7"])
             .then(status: HTTPStatus(rawValue: code), headers: ["Retry-After": "Sat, 21 Nov 2026 12:00:30 GMT"])
             .then(status: .ok)
-        let result = await clock.load(request(), through: retry(strategy) --> mock)
+        let result = try await clock.load(request(), through: retry(strategy) --> mock)
         #expect(result.response?.status == .ok)
         #expect(clock.requestedDurations == [.seconds(7), .seconds(30)])
     }
 
     @Test(arguments: [413, 500, 503])
-    func givesUpWhenTheServerAsksForLongerThanItsMaximum(code: Int) async {
+    func givesUpWhenTheServerAsksForLongerThanItsMaximum(code: Int) async throws {
         var strategy = Backoff.constant(delay: .seconds(1), maximumNumberOfAttempts: 3)
         strategy.retryableStatuses.insert(.contentTooLarge)
         strategy.maximumRetryAfter = .seconds(10)
         let mock = MockLoader()
             .then(status: HTTPStatus(rawValue: code), headers: ["Retry-After": "Sat, 21 Nov 2026 13:00:00 UTC"])
             .then(status: .ok)
-        let result = await clock.load(request(), through: retry(strategy) --> mock)
+        let result = try await clock.load(request(), through: retry(strategy) --> mock)
         #expect(result.response?.status.rawValue == code)
         #expect(mock.receivedRequests.count == 1)
         #expect(clock.requestedDurations.isEmpty)
     }
 
-    @Test func aStatusItDoesNotRetryIsReturnedWhateverItsRetryAfter() async {
+    @Test func aStatusItDoesNotRetryIsReturnedWhateverItsRetryAfter() async throws {
         let mock = MockLoader().then(status: .contentTooLarge, headers: ["Retry-After": "5"]).then(status: .ok)
-        let result = await clock.load(
+        let result = try await clock.load(
             request(), through: retry(.constant(delay: .seconds(1), maximumNumberOfAttempts: 3)) --> mock)
         #expect(result.response?.status == .contentTooLarge)
         #expect(mock.receivedRequests.count == 1)
     }
 
-    @Test func aServerErrorFromARateLimitedAPIIsRetriedOnScheduleWhileQuotaRemains() async {
+    @Test func aServerErrorFromARateLimitedAPIIsRetriedOnScheduleWhileQuotaRemains() async throws {
         // The reset an hour away is when the quota window ends, not a wait: the 502 is retried after 1 s.
         let headers: HTTPHeaders = ["X-RateLimit-Remaining": "4999", "X-RateLimit-Reset": "1795266000"]
         let mock = MockLoader().then(status: .badGateway, headers: headers).then(status: .ok)
-        let result = await clock.load(
+        let result = try await clock.load(
             request(), through: retry(.constant(delay: .seconds(1), maximumNumberOfAttempts: 2)) --> mock)
         #expect(result.response?.status == .ok)
         #expect(clock.requestedDurations == [.seconds(1)])
     }
 
-    @Test func aLenientlyWrittenDateIsHonouredInsteadOfTheSchedule() async {
+    @Test func aLenientlyWrittenDateIsHonouredInsteadOfTheSchedule() async throws {
         // A server's hour-long wait written with UTC and a lower-case month: not a 0.5 s retry.
         var strategy = Backoff.standard
         strategy.maximumRetryAfter = .seconds(7200)
         let mock = MockLoader()
             .then(status: .serviceUnavailable, headers: ["Retry-After": "Sat, 21 nov 2026 13:00:00 UTC"])
             .then(status: .ok)
-        let result = await clock.load(request(), through: retry(strategy) --> mock)
+        let result = try await clock.load(request(), through: retry(strategy) --> mock)
         #expect(result.response?.status == .ok)
         #expect(clock.requestedDurations == [.seconds(3600)])
     }

@@ -34,8 +34,8 @@ import Testing
 
         var all: [CircuitTransition] { log.value }
 
-        func waitFor(_ count: Int) async {
-            await eventually { self.all.count >= count }
+        func waitFor(_ count: Int) async throws {
+            try await eventually { self.all.count >= count }
         }
 
         deinit { reader.cancel() }
@@ -68,7 +68,7 @@ import Testing
         }
         #expect(await chain.load(Self.request()).response?.status == .badGateway)
         #expect(breaker.state(for: origin) == .open)
-        await log.waitFor(1)
+        try await log.waitFor(1)
         #expect(log.all == [CircuitTransition(origin: origin, from: .closed, to: .open)])
 
         clock.advance(by: .seconds(2))
@@ -121,7 +121,7 @@ import Testing
         #expect(breaker.state(for: "api.example.com") == .open)  // three of six
     }
 
-    @Test func aCancelledRequestIsNotCounted() async {
+    @Test func aCancelledRequestIsNotCounted() async throws {
         let mock = MockLoader()
         let breaker = breaker()
         let chain = breaker --> mock
@@ -131,9 +131,9 @@ import Testing
                 return .success(HTTPResponse(request: request, status: .serviceUnavailable))
             }
             let load = Task { await chain.load(Self.request()) }
-            await eventually { mock.pendingHandlerCount == 0 }
+            try await eventually { mock.pendingHandlerCount == 0 }
             load.cancel()
-            #expect(await load.value.error?.code == .cancelled)
+            #expect(try await load.finished().error?.code == .cancelled)
         }
         #expect(breaker.state(for: "api.example.com") == .closed)
     }
@@ -152,7 +152,7 @@ import Testing
             return .success(HTTPResponse(request: request, status: .ok))
         }
         let trial = Task { await chain.load(Self.request(path: "/trial")) }
-        await eventually { answer.value != nil }
+        try await eventually { answer.value != nil }
         #expect(breaker.state(for: "api.example.com") == .halfOpen)
 
         let heldBack = try #require(await chain.load(Self.request()).error)
@@ -162,9 +162,9 @@ import Testing
         #expect(mock.receivedRequests.count == 5)
 
         answer.value?.resume()
-        #expect(await trial.value.response?.status == .ok)
+        #expect(try await trial.finished().response?.status == .ok)
         #expect(breaker.state(for: "api.example.com") == .closed)
-        await log.waitFor(3)
+        try await log.waitFor(3)
         #expect(log.all.map(\.to) == [.open, .halfOpen, .closed])
         await Self.send([.ok], to: chain, mock: mock)  // closed: requests go through again
         #expect(mock.receivedRequests.count == 6)
@@ -191,7 +191,7 @@ import Testing
         #expect(last.message.contains("the trial request failed"), "\(last.message)")
     }
 
-    @Test func aCancelledTrialLetsTheNextRequestBeTheTrial() async {
+    @Test func aCancelledTrialLetsTheNextRequestBeTheTrial() async throws {
         let mock = MockLoader()
         let breaker = breaker()
         let chain = breaker --> mock
@@ -202,9 +202,9 @@ import Testing
             return .success(HTTPResponse(request: request, status: .serviceUnavailable))
         }
         let trial = Task { await chain.load(Self.request()) }
-        await eventually { mock.receivedRequests.count == 5 }
+        try await eventually { mock.receivedRequests.count == 5 }
         trial.cancel()
-        #expect(await trial.value.error?.code == .cancelled)
+        #expect(try await trial.finished().error?.code == .cancelled)
         #expect(breaker.state(for: "api.example.com") == .halfOpen)
         await Self.send([.ok], to: chain, mock: mock)
         #expect(breaker.state(for: "api.example.com") == .closed)
@@ -248,7 +248,7 @@ import Testing
         #expect(breaker.state(for: "api.example.com") == .closed)
     }
 
-    @Test func aResetRefusesRequestsThenClosesEveryCircuit() async {
+    @Test func aResetRefusesRequestsThenClosesEveryCircuit() async throws {
         let mock = MockLoader()
         let breaker = breaker()
         let chain = breaker --> mock
@@ -262,33 +262,33 @@ import Testing
 
         await chain.reset()
         #expect(breaker.state(for: "api.example.com") == .closed)
-        await log.waitFor(2)
+        try await log.waitFor(2)
         #expect(log.all.map(\.to) == [.open, .closed])
         await Self.send([.ok], to: chain, mock: mock)
         #expect(mock.receivedRequests.count == 5)
     }
 
-    @Test func aResetWaitsForTheRequestsInFlight() async {
+    @Test func aResetWaitsForTheRequestsInFlight() async throws {
         let gate = GateLoader()
         let breaker = breaker()
         let signal = ResetSignal()
         let chain = signal --> breaker --> gate
         let load = Task { await chain.load(Self.request()) }
-        await gate.waitForRunning(1)
+        try await gate.waitForRunning(1)
         let done = Locked(false)
         let reset = Task {
             await chain.reset(mode: .drain)
             done.withLock { $0 = true }
         }
-        await eventually { signal.isResetting }
+        try await eventually { signal.isResetting }
         #expect(await chain.load(Self.request()).error?.code == .resetInProgress)
         #expect(!done.value)
         gate.releaseOldest()
-        #expect(await load.value.response?.status == .ok)
-        await reset.value
+        #expect(try await load.finished().response?.status == .ok)
+        try await reset.finished()
     }
 
-    @Test func everyObserverGetsEveryChangeAndAFinishedStreamIsDropped() async {
+    @Test func everyObserverGetsEveryChangeAndAFinishedStreamIsDropped() async throws {
         let mock = MockLoader()
         let breaker = breaker()
         let chain = breaker --> mock
@@ -298,10 +298,10 @@ import Testing
             let abandoned = breaker.transitions()
             _ = abandoned  // dropped unread: its buffer goes with it
         }
-        await eventually { breaker.observerCount == 2 }
+        try await eventually { breaker.observerCount == 2 }
         await Self.send(Array(repeating: .serviceUnavailable, count: 4), to: chain, mock: mock)
-        await first.waitFor(1)
-        await second.waitFor(1)
+        try await first.waitFor(1)
+        try await second.waitFor(1)
         #expect(first.all == second.all)
         #expect(first.all.first?.description == "https://api.example.com: closed → open")
     }
@@ -318,7 +318,7 @@ import Testing
         #expect(breaker.circuitCount < 600)
     }
 
-    @Test func retryAboveAnOpenBreakerStopsAtOnceWithoutDrainingItsBudget() async {
+    @Test func retryAboveAnOpenBreakerStopsAtOnceWithoutDrainingItsBudget() async throws {
         let mock = MockLoader()
         let breaker = breaker()
         let budget = RetryBudget(maximumTokens: 10)
@@ -326,12 +326,12 @@ import Testing
         let chain = retry --> breaker --> mock
         for _ in 0..<4 { mock.then(status: .serviceUnavailable) }
         // The first request's attempts open the circuit; the fifth attempt is refused, and not retried.
-        let first = await clock.load(Self.request(), through: chain)
+        let first = try await clock.load(Self.request(), through: chain)
         #expect(first.error?.code == .circuitOpen)
         #expect(first.error?.request.attemptNumber == 5)
         #expect(mock.receivedRequests.count == 4)
         let tokens = budget.availableTokens
-        let refused = await clock.load(Self.request(), through: chain)
+        let refused = try await clock.load(Self.request(), through: chain)
         #expect(refused.error?.code == .circuitOpen)
         #expect(refused.error?.request.attemptNumber == 1)
         #expect(budget.availableTokens == tokens)

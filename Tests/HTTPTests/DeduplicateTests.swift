@@ -13,28 +13,28 @@ import Testing
     /// Starts a load of each request through `chain`, one after another, each once `deduplicate` counts it waiting.
     private static func start(
         _ requests: [HTTPRequest], through chain: HTTPLoader, counting deduplicate: Deduplicate
-    ) async -> [Task<HTTPResult, Never>] {
+    ) async throws -> [Task<HTTPResult, Never>] {
         var tasks: [Task<HTTPResult, Never>] = []
         for request in requests {
             let before = deduplicate.waitingCount
             tasks.append(Task { await chain.load(request) })
-            await eventually { deduplicate.waitingCount == before + 1 }
+            try await eventually { deduplicate.waitingCount == before + 1 }
         }
         return tasks
     }
 
-    @Test func identicalRequestsInFlightShareOneLoadAndEachGetsItsOwnRequestBack() async {
+    @Test func identicalRequestsInFlightShareOneLoadAndEachGetsItsOwnRequestBack() async throws {
         let gate = GateLoader()
         let deduplicate = Deduplicate()
         let chain = deduplicate --> gate
         let requests = (0..<3).map { _ in Self.request(headers: ["Accept": "application/json"]) }
-        let loads = await Self.start(requests, through: chain, counting: deduplicate)
-        await gate.waitForRunning(1)
+        let loads = try await Self.start(requests, through: chain, counting: deduplicate)
+        try await gate.waitForRunning(1)
         #expect(deduplicate.inFlightCount == 1)
 
         gate.releaseOldest()
         for (request, load) in zip(requests, loads) {
-            let response = await load.value.response
+            let response = try await load.finished().response
             #expect(response?.status == .ok)
             #expect(response?.request.id == request.id)
             #expect(response?.request.headers["Accept"] == "application/json")
@@ -43,17 +43,17 @@ import Testing
         #expect(deduplicate.inFlightCount == 0 && deduplicate.waitingCount == 0)
     }
 
-    @Test func aThousandConcurrentIdenticalRequestsMakeOneLoad() async {
+    @Test func aThousandConcurrentIdenticalRequestsMakeOneLoad() async throws {
         let gate = GateLoader()
         let deduplicate = Deduplicate()
         let chain = deduplicate --> gate
         let request = Self.request()
-        let statuses = await withTaskGroup(of: HTTPStatus?.self) { group in
+        let statuses = try await withThrowingTaskGroup(of: HTTPStatus?.self) { group in
             for _ in 0..<1_000 { group.addTask { await chain.load(request).response?.status } }
-            await eventually { deduplicate.waitingCount == 1_000 }
+            try await eventually { deduplicate.waitingCount == 1_000 }
             gate.releaseOldest()
             var statuses: [HTTPStatus?] = []
-            for await status in group { statuses.append(status) }
+            for try await status in group { statuses.append(status) }
             return statuses
         }
         #expect(statuses.count == 1_000 && statuses.allSatisfy { $0 == .ok })
@@ -73,20 +73,20 @@ import Testing
         ("other credentials", request(headers: ["Authorization": "Bearer other"])),
         ("a header more", request(headers: ["Authorization": "Bearer token", "Accept": "text/plain"])),
     ])
-    func requestsThatDifferShareNothing(difference: String, other: HTTPRequest) async {
+    func requestsThatDifferShareNothing(difference: String, other: HTTPRequest) async throws {
         let gate = GateLoader()
         let deduplicate = Deduplicate()
         let chain = deduplicate --> gate
         let first = Self.request(headers: ["Authorization": "Bearer token"])
-        let loads = await Self.start([first, other], through: chain, counting: deduplicate)
-        await gate.waitForRunning(2)
+        let loads = try await Self.start([first, other], through: chain, counting: deduplicate)
+        try await gate.waitForRunning(2)
         #expect(deduplicate.inFlightCount == 2, "\(difference)")
         gate.releaseOldest()
         gate.releaseOldest()
-        for load in loads { #expect(await load.value.response?.status == .ok) }
+        for load in loads { #expect(try await load.finished().response?.status == .ok) }
     }
 
-    @Test func requestsWithDifferentOptionsShareNothing() async {
+    @Test func requestsWithDifferentOptionsShareNothing() async throws {
         let gate = GateLoader()
         let deduplicate = Deduplicate()
         let chain = deduplicate --> gate
@@ -96,16 +96,16 @@ import Testing
         quick.timeout = .seconds(1)
         var quickToo = Self.request()
         quickToo.timeout = .seconds(1)
-        let loads = await Self.start([slow, quick, quickToo], through: chain, counting: deduplicate)
-        await gate.waitForRunning(2)
+        let loads = try await Self.start([slow, quick, quickToo], through: chain, counting: deduplicate)
+        try await gate.waitForRunning(2)
         #expect(deduplicate.inFlightCount == 2)  // equal options share
         gate.releaseOldest()
         gate.releaseOldest()
-        for load in loads { #expect(await load.value.response?.status == .ok) }
+        for load in loads { #expect(try await load.finished().response?.status == .ok) }
         #expect(gate.arrivals.count == 2)
     }
 
-    @Test func unsafeMethodsBodiesAndOptedOutRequestsGoAlone() async {
+    @Test func unsafeMethodsBodiesAndOptedOutRequestsGoAlone() async throws {
         let gate = GateLoader()
         let deduplicate = Deduplicate(methods: [.get, .post])  // POST is not safe: left out
         #expect(deduplicate.methods == [.get])
@@ -117,23 +117,23 @@ import Testing
             Self.request(method: .delete), Self.request(method: .options), optedOut, optedOut,
         ]
         let loads = requests.map { request in Task { await chain.load(request) } }
-        await gate.waitForRunning(requests.count)
+        try await gate.waitForRunning(requests.count)
         #expect(deduplicate.inFlightCount == 0 && deduplicate.waitingCount == 0)
         for _ in requests { gate.releaseOldest() }
-        for load in loads { #expect(await load.value.response?.status == .ok) }
+        for load in loads { #expect(try await load.finished().response?.status == .ok) }
     }
 
-    @Test func ignoredHeaderFieldsDoNotMakeRequestsDifferentAndEachCallerKeepsItsOwn() async {
+    @Test func ignoredHeaderFieldsDoNotMakeRequestsDifferentAndEachCallerKeepsItsOwn() async throws {
         let gate = GateLoader()
         let deduplicate = Deduplicate(ignoringHeaderFields: ["x-request-id"])
         let chain = deduplicate --> gate
         var requests = (1...3).map { Self.request(headers: ["Accept": "*/*", "X-Request-ID": "trace-\($0)"]) }
         requests[2].fragment = "section"
-        let loads = await Self.start(requests, through: chain, counting: deduplicate)
-        await gate.waitForRunning(1)
+        let loads = try await Self.start(requests, through: chain, counting: deduplicate)
+        try await gate.waitForRunning(1)
         gate.releaseOldest()
         for (index, load) in loads.enumerated() {
-            let sent = await load.value.response?.request
+            let sent = try await load.finished().response?.request
             #expect(sent?.id == requests[index].id)
             #expect(sent?.headers.values(for: "X-Request-ID") == ["trace-\(index + 1)"])
             #expect(sent?.headers["Accept"] == "*/*")
@@ -142,20 +142,20 @@ import Testing
         #expect(gate.arrivals.count == 1)
     }
 
-    @Test func headerNamesAreComparedWithoutCase() async {
+    @Test func headerNamesAreComparedWithoutCase() async throws {
         let gate = GateLoader()
         let deduplicate = Deduplicate()
         let chain = deduplicate --> gate
-        let loads = await Self.start(
+        let loads = try await Self.start(
             [Self.request(headers: ["Accept": "text/plain"]), Self.request(headers: ["accept": "text/plain"])],
             through: chain, counting: deduplicate)
-        await gate.waitForRunning(1)
+        try await gate.waitForRunning(1)
         gate.releaseOldest()
-        for load in loads { #expect(await load.value.response?.status == .ok) }
+        for load in loads { #expect(try await load.finished().response?.status == .ok) }
         #expect(gate.arrivals.count == 1)
     }
 
-    @Test func everyCallerGetsTheErrorWithItsOwnRequest() async {
+    @Test func everyCallerGetsTheErrorWithItsOwnRequest() async throws {
         let mock = MockLoader().then { request in
             try? await Task.sleep(for: .milliseconds(50))
             return .failure(HTTPError(.cannotConnect, request: request))
@@ -163,9 +163,9 @@ import Testing
         let deduplicate = Deduplicate()
         let chain = deduplicate --> mock
         let requests = [Self.request(), Self.request()]
-        let loads = await Self.start(requests, through: chain, counting: deduplicate)
+        let loads = try await Self.start(requests, through: chain, counting: deduplicate)
         for (request, load) in zip(requests, loads) {
-            let error = await load.value.error
+            let error = try await load.finished().error
             #expect(error?.code == .cannotConnect)
             #expect(error?.request.id == request.id)
         }
@@ -180,72 +180,72 @@ import Testing
         #expect(mock.receivedRequests.count == 2)
     }
 
-    @Test func aCancelledCallerLeavesAtOnceWhileTheOthersGoOn() async {
+    @Test func aCancelledCallerLeavesAtOnceWhileTheOthersGoOn() async throws {
         let gate = GateLoader()
         let deduplicate = Deduplicate()
         let chain = deduplicate --> gate
-        let loads = await Self.start(
+        let loads = try await Self.start(
             [Self.request(), Self.request(), Self.request()], through: chain, counting: deduplicate)
-        await gate.waitForRunning(1)
+        try await gate.waitForRunning(1)
 
         loads[1].cancel()
-        let cancelled = await loads[1].value
+        let cancelled = try await loads[1].finished()
         #expect(cancelled.error?.code == .cancelled)
         #expect(gate.running == 1, "the shared load must go on for the others")
         #expect(deduplicate.waitingCount == 2)
 
         gate.releaseOldest()
-        #expect(await loads[0].value.response?.status == .ok)
-        #expect(await loads[2].value.response?.status == .ok)
+        #expect(try await loads[0].finished().response?.status == .ok)
+        #expect(try await loads[2].finished().response?.status == .ok)
     }
 
-    @Test func theSharedLoadIsCancelledWhenItsLastCallerLeaves() async {
+    @Test func theSharedLoadIsCancelledWhenItsLastCallerLeaves() async throws {
         let gate = GateLoader()
         let deduplicate = Deduplicate()
         let chain = deduplicate --> gate
-        let loads = await Self.start([Self.request(), Self.request()], through: chain, counting: deduplicate)
-        await gate.waitForRunning(1)
+        let loads = try await Self.start([Self.request(), Self.request()], through: chain, counting: deduplicate)
+        try await gate.waitForRunning(1)
 
         loads[0].cancel()
-        #expect(await loads[0].value.error?.code == .cancelled)
+        #expect(try await loads[0].finished().error?.code == .cancelled)
         #expect(gate.running == 1)
         loads[1].cancel()
-        #expect(await loads[1].value.error?.code == .cancelled)
-        await eventually { gate.running == 0 }  // the gate's load was cancelled
-        await eventually { deduplicate.inFlightCount == 0 }
+        #expect(try await loads[1].finished().error?.code == .cancelled)
+        try await eventually { gate.running == 0 }  // the gate's load was cancelled
+        try await eventually { deduplicate.inFlightCount == 0 }
 
         // A request arriving now starts a new load rather than joining the abandoned one.
         let next = Task { await chain.load(Self.request()) }
-        await eventually { gate.arrivals.count == 2 }
+        try await eventually { gate.arrivals.count == 2 }
         gate.releaseOldest()
-        #expect(await next.value.response?.status == .ok)
+        #expect(try await next.finished().response?.status == .ok)
     }
 
-    @Test func aCallerCancelledBeforeItArrivesIsNotSent() async {
+    @Test func aCallerCancelledBeforeItArrivesIsNotSent() async throws {
         let mock = MockLoader().then(status: .ok)
         let chain = Deduplicate() --> mock
         let load = Task {
             withUnsafeCurrentTask { $0?.cancel() }
             return await chain.load(Self.request())
         }
-        #expect(await load.value.error?.code == .cancelled)
+        #expect(try await load.finished().error?.code == .cancelled)
         #expect(mock.receivedRequests.isEmpty)
     }
 
-    @Test func aDrainingResetLetsJoinedCallersFinishAndRefusesNewOnes() async {
+    @Test func aDrainingResetLetsJoinedCallersFinishAndRefusesNewOnes() async throws {
         let gate = GateLoader()
         let deduplicate = Deduplicate()
         let signal = ResetSignal()
         let chain = signal --> deduplicate --> gate
-        let loads = await Self.start([Self.request(), Self.request()], through: chain, counting: deduplicate)
-        await gate.waitForRunning(1)
+        let loads = try await Self.start([Self.request(), Self.request()], through: chain, counting: deduplicate)
+        try await gate.waitForRunning(1)
 
         let done = Locked(false)
         let reset = Task {
             await chain.reset(mode: .drain)
             done.withLock { $0 = true }
         }
-        await eventually { signal.isResetting }
+        try await eventually { signal.isResetting }
         #expect(await chain.load(Self.request()).error?.code == .resetInProgress)
         var unsafe = Self.request(method: .post)
         unsafe.deduplication = .never
@@ -253,26 +253,26 @@ import Testing
         #expect(!done.value, "the reset returned while a shared load was in flight")
 
         gate.releaseOldest()
-        for load in loads { #expect(await load.value.response?.status == .ok) }
-        await reset.value
+        for load in loads { #expect(try await load.finished().response?.status == .ok) }
+        try await reset.finished()
         #expect(gate.arrivals.count == 1)
         let after = Task { await chain.load(Self.request()) }
-        await gate.waitForRunning(1)
+        try await gate.waitForRunning(1)
         gate.releaseOldest()
-        #expect(await after.value.response?.status == .ok)
+        #expect(try await after.finished().response?.status == .ok)
     }
 
-    @Test func aCancellingResetCancelsTheSharedLoadForEveryCaller() async {
+    @Test func aCancellingResetCancelsTheSharedLoadForEveryCaller() async throws {
         let mock = MockLoader().then { request in
             try? await Task.sleep(for: .seconds(3_600))
             return .success(HTTPResponse(request: request))
         }
         let deduplicate = Deduplicate()
         let chain = deduplicate --> mock
-        let loads = await Self.start([Self.request(), Self.request()], through: chain, counting: deduplicate)
-        await eventually { mock.receivedRequests.count == 1 }
+        let loads = try await Self.start([Self.request(), Self.request()], through: chain, counting: deduplicate)
+        try await eventually { mock.receivedRequests.count == 1 }
         await chain.reset(mode: .cancel)
-        for load in loads { #expect(await load.value.error?.code == .cancelled) }
+        for load in loads { #expect(try await load.finished().error?.code == .cancelled) }
         #expect(deduplicate.inFlightCount == 0 && deduplicate.waitingCount == 0)
     }
 
@@ -321,7 +321,7 @@ import Testing
                         if answered?.id != request.id { wrongRequest.withLock { $0 += 1 } }
                     }
                     tasks.append(task)
-                    group.addTask { await task.value }
+                    group.addTask { await task.value }  // bounded by the deadline around the group
                     if index.isMultiple(of: 50) { await Task.yield() }
                 }
                 for index in cancelled { tasks[index].cancel() }

@@ -206,14 +206,16 @@ extension DocumentationExamplesTests {
             // MockLoader's reset waits for the running handler, so the reset lasts until the handler is released.
             let reset = Task { await chain.reset() }
             var during = await chain.load(HTTPRequest(path: "/during"))
+            let deadline = ContinuousClock.now + .seconds(standardDeadline)
             while during.error?.code != .resetInProgress {  // until the reset has reached the guard
-                await Task.yield()
+                try #require(ContinuousClock.now < deadline, "the reset did not reach the guard: \(during)")
+                try await Task.sleep(for: .milliseconds(1))
                 during = await chain.load(HTTPRequest(path: "/during"))
             }
             releaseHandler.yield()
-            await reset.value
+            try await reset.finished()
 
-            #expect(try await inFlight.value.get().status == .ok)  // the load in flight completed
+            #expect(try await inFlight.finished().get().status == .ok)  // the load in flight completed
             mock.then(status: .ok)
             #expect(try await chain.load(HTTPRequest(path: "/after")).get().status == .ok)
         }
@@ -276,7 +278,7 @@ extension DocumentationExamplesTests {
             let load = Task { await chain.load(HTTPRequest(path: "/people/42")) }
             for await _ in started { break }
             load.cancel()
-            let result = await load.value
+            let result = await value(of: load)
             #expect(try #require(throws: HTTPError.self) { try result.get() }.code == .cancelled)
         }
 
@@ -424,25 +426,47 @@ extension DocumentationExamplesTests {
             #expect(counter.nextLoader is URLSessionLoader)
         }
 
-        @Test func everyHeldLoadCompletesOnceUnderRandomCancellation() async {
+        @Test func everyHeldLoadCompletesOnceUnderRandomCancellation() async throws {
             let gate = Gate()
             let mock = MockLoader()
             for _ in 0..<200 { mock.then(status: .ok) }
             gate --> mock
             gate.close()
             let loads = (0..<200).map { _ in Task { await gate.load(HTTPRequest(host: "api.example.com")) } }
-            await eventually { gate.heldCount == 200 }
+            try await eventually { gate.heldCount == 200 }
             for (index, load) in loads.enumerated() where index.isMultiple(of: 2) { load.cancel() }
             #expect(gate.heldCount == 100)  // a cancelled load leaves the queue at once
             gate.open()
             var codes: [HTTPError.Code?] = []
-            for load in loads { codes.append(await load.value.error?.code) }
+            for load in loads { codes.append(try await load.finished().error?.code) }
             #expect(
                 codes.enumerated().allSatisfy { index, code in code == (index.isMultiple(of: 2) ? .cancelled : nil) })
             #expect(mock.receivedRequests.count == 100)
             #expect(gate.heldCount == 0)
         }
     }
+}
+
+// TestingWithMockLoader.md, "Give every wait a deadline".
+/// Polls `condition` until it holds, sleeping between polls; the test fails and stops after `seconds`.
+private func waitUntil(seconds: Double = 30, _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while !condition() {
+        try #require(ContinuousClock.now < deadline, "condition not met within \(seconds) s")
+        try await Task.sleep(for: .milliseconds(2))
+    }
+}
+
+/// The task's value; after `seconds` the task is cancelled and the test fails.
+private func value<T: Sendable>(of task: Task<T, Never>, within seconds: Double = 30) async -> T {
+    let deadline = Task {
+        try await Task.sleep(for: .seconds(seconds))
+        task.cancel()
+    }
+    let value = await task.value
+    deadline.cancel()
+    if case .success = await deadline.result { Issue.record("the task took longer than \(seconds) s") }
+    return value
 }
 
 // MARK: - TestingWithMockLoader.md
@@ -512,7 +536,7 @@ extension DocumentationExamplesTests {
             for await _ in started { break }
             load.cancel()
 
-            let result = await load.value
+            let result = await value(of: load)
             let error = try #require(throws: HTTPError.self) { try result.get() }
             #expect(error.code == .cancelled)
         }
@@ -564,10 +588,10 @@ extension DocumentationExamplesTests {
             gate.close()
 
             let load = Task { await gate.load(HTTPRequest(host: "api.example.com")) }
-            while gate.heldCount == 0 { await Task.yield() }
+            try await waitUntil { gate.heldCount > 0 }
             load.cancel()
 
-            let result = await load.value
+            let result = await value(of: load)
             #expect(try #require(throws: HTTPError.self) { try result.get() }.code == .cancelled)
             #expect(gate.heldCount == 0)
             #expect(mock.receivedRequests.isEmpty)
@@ -580,15 +604,15 @@ extension DocumentationExamplesTests {
             gate.close()
 
             let sent = Task { await gate.load(HTTPRequest(host: "api.example.com")) }
-            while gate.heldCount == 0 { await Task.yield() }
+            try await waitUntil { gate.heldCount > 0 }
             gate.open()
-            #expect(try await sent.value.get().status == .ok)
+            #expect(try await value(of: sent).get().status == .ok)
 
             gate.close()
             let refused = Task { await gate.load(HTTPRequest(host: "api.example.com")) }
-            while gate.heldCount == 0 { await Task.yield() }
+            try await waitUntil { gate.heldCount > 0 }
             await gate.reset()
-            let result = await refused.value
+            let result = await value(of: refused)
             #expect(try #require(throws: HTTPError.self) { try result.get() }.code == .resetInProgress)
             #expect(mock.receivedRequests.count == 1)
         }

@@ -103,7 +103,7 @@ private final class RandomLatencyTerminal: HTTPLoader, @unchecked Sendable {
         for (offset, index) in cancelOrder.enumerated() {
             if offset == hanging.count {
                 // Let some loads succeed first, so the happy path is exercised however slowly the tasks start.
-                await eventually(seconds: 30) {
+                try await eventually(seconds: 30) {
                     records.withLock { $0.values.contains { $0.completions.first?.response != nil } }
                 }
                 resetTask = Task { await chain.reset() }

@@ -37,12 +37,12 @@ private struct Spy: HTTPRetryStrategy {
         HTTPRequest(method: .put, host: "example.com", path: "/avatar")
     }
 
-    @Test func theFirstStrategyThatDecidesToRetryWins() async {
+    @Test func theFirstStrategyThatDecidesToRetryWins() async throws {
         let conflict = Spy(retrying: .conflict, after: .milliseconds(100))
         let standard = Backoff.constant(delay: .seconds(2), maximumNumberOfAttempts: 4)
         let mock = MockLoader().then(status: .conflict).then(status: .serviceUnavailable).then(status: .conflict)
             .then(status: .ok)
-        let result = await clock.load(request(), through: retry(.firstDecision(of: [conflict, standard])) --> mock)
+        let result = try await clock.load(request(), through: retry(.firstDecision(of: [conflict, standard])) --> mock)
         #expect(result.response?.status == .ok)
         #expect(result.response?.request.attemptNumber == 4)
         // 409 → the conflict strategy's 100 ms; 503 → the backoff's 2 s, the conflict strategy not asked.
@@ -50,38 +50,38 @@ private struct Spy: HTTPRetryStrategy {
         #expect(conflict.asked.value == ["409", "409"])
     }
 
-    @Test func orderDecidesWhenSeveralWouldRetry() async {
+    @Test func orderDecidesWhenSeveralWouldRetry() async throws {
         let slow = Spy(retrying: .serviceUnavailable, after: .seconds(9))
         let fast = Spy(retrying: .serviceUnavailable, after: .seconds(1))
         let mock = MockLoader().then(status: .serviceUnavailable).then(status: .ok)
-        _ = await clock.load(request(), through: retry(.firstDecision(of: [slow, fast])) --> mock)
+        _ = try await clock.load(request(), through: retry(.firstDecision(of: [slow, fast])) --> mock)
         #expect(clock.requestedDurations == [.seconds(9)])
         #expect(fast.asked.value.isEmpty)
     }
 
-    @Test func doNotRetryMeansAskTheNextAndNoneRetryingReturnsTheResult() async {
+    @Test func doNotRetryMeansAskTheNextAndNoneRetryingReturnsTheResult() async throws {
         let first = Spy(retrying: .conflict, after: .seconds(1), declaresStatus: false)
         let second = Spy(retrying: .gone, after: .seconds(1), declaresStatus: false)
         let mock = MockLoader().then(status: .badRequest).then(status: .ok)
-        let result = await clock.load(request(), through: retry(.firstDecision(of: [first, second])) --> mock)
+        let result = try await clock.load(request(), through: retry(.firstDecision(of: [first, second])) --> mock)
         #expect(result.response?.status == .badRequest)
         #expect(mock.receivedRequests.count == 1)
         #expect(first.asked.value == ["400"] && second.asked.value == ["400"])
     }
 
-    @Test func failuresAreOfferedToEveryMember() async {
+    @Test func failuresAreOfferedToEveryMember() async throws {
         let conflict = Spy(retrying: .conflict, after: .seconds(1))
         let mock = MockLoader().then(failWith: .timedOut).then(status: .ok)
         let strategy = FirstDecisionStrategy([
             conflict, Backoff.constant(delay: .seconds(3), maximumNumberOfAttempts: 2),
         ])
-        let result = await clock.load(request(), through: retry(strategy) --> mock)
+        let result = try await clock.load(request(), through: retry(strategy) --> mock)
         #expect(result.response?.status == .ok)
         #expect(conflict.asked.value == ["failure"])
         #expect(clock.requestedDurations == [.seconds(3)])
     }
 
-    @Test func mayRetryWhenAnyMemberMay() async {
+    @Test func mayRetryWhenAnyMemberMay() async throws {
         let conflict = Spy(retrying: .conflict, after: .seconds(1))
         let gone = Spy(retrying: .gone, after: .seconds(1))
         let strategy = FirstDecisionStrategy([conflict, gone])
@@ -91,37 +91,37 @@ private struct Spy: HTTPRetryStrategy {
 
         // Retry asks nothing about a status no member may retry.
         let mock = MockLoader().then(status: .ok)
-        _ = await clock.load(request(), through: retry(strategy) --> mock)
+        _ = try await clock.load(request(), through: retry(strategy) --> mock)
         #expect(conflict.asked.value.isEmpty && gone.asked.value.isEmpty)
     }
 
-    @Test func anEmptyCombinationNeverRetries() async {
+    @Test func anEmptyCombinationNeverRetries() async throws {
         let mock = MockLoader().then(status: .serviceUnavailable).then(status: .ok)
-        let result = await clock.load(request(), through: retry(.firstDecision(of: [])) --> mock)
+        let result = try await clock.load(request(), through: retry(.firstDecision(of: [])) --> mock)
         #expect(result.response?.status == .serviceUnavailable)
         #expect(
             FirstDecisionStrategy([]).retryDecision(for: result, context: RetryContext(attempt: 1, now: Date()))
                 == .doNotRetry)
     }
 
-    @Test func combinationsNestAndWorkPerRequest() async {
+    @Test func combinationsNestAndWorkPerRequest() async throws {
         let conflict = Spy(retrying: .conflict, after: .seconds(1))
         let gone = Spy(retrying: .gone, after: .seconds(2))
         var upload = request()
         upload.retryStrategy = .firstDecision(of: [.firstDecision(of: [conflict, gone]), Backoff.never])
         let mock = MockLoader().then(status: .gone).then(status: .conflict).then(status: .ok)
-        let result = await clock.load(upload, through: retry(Backoff.never) --> mock)
+        let result = try await clock.load(upload, through: retry(Backoff.never) --> mock)
         #expect(result.response?.status == .ok)
         #expect(clock.requestedDurations == [.seconds(2), .seconds(1)])
     }
 
-    @Test func eachMemberSeesTheAttemptNumber() async {
+    @Test func eachMemberSeesTheAttemptNumber() async throws {
         // The backoff allows three attempts in all, whatever the other member decided before.
         let conflict = Spy(retrying: .conflict, after: .seconds(1))
         let backoff = Backoff.constant(delay: .seconds(5), maximumNumberOfAttempts: 3)
         let mock = MockLoader().then(status: .conflict).then(status: .serviceUnavailable)
             .then(status: .serviceUnavailable).then(status: .ok)
-        let result = await clock.load(request(), through: retry(.firstDecision(of: [conflict, backoff])) --> mock)
+        let result = try await clock.load(request(), through: retry(.firstDecision(of: [conflict, backoff])) --> mock)
         #expect(result.response?.status == .serviceUnavailable)
         #expect(result.response?.request.attemptNumber == 3)
         #expect(clock.requestedDurations == [.seconds(1), .seconds(5)])

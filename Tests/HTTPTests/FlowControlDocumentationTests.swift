@@ -48,22 +48,22 @@ private struct RetryOnConflict: HTTPRetryStrategy {
         #expect(payment.isIdempotent && !HTTPRequest(method: .post).isIdempotent)
     }
 
-    @Test func customStrategySample() async {
+    @Test func customStrategySample() async throws {
         let clock = ManualClock()
         let mock = MockLoader().then(status: .conflict).then(status: .conflict).then(status: .conflict)
         let chain = Retry(strategy: RetryOnConflict(), budget: nil, clock: clock) --> mock
         let load = Task { await chain.load(HTTPRequest(method: .put, host: "example.com")) }
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         clock.advance(by: .milliseconds(100))
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         clock.advance(by: .milliseconds(200))
-        let result = await load.value
+        let result = try await load.finished()
         #expect(result.response?.status == .conflict)
         #expect(result.response?.request.attemptNumber == 3)
         #expect(clock.requestedDurations == [.milliseconds(100), .milliseconds(200)])
     }
 
-    @Test func combinedStrategySample() async {
+    @Test func combinedStrategySample() async throws {
         let retry = Retry(strategy: .firstDecision(of: [RetryOnConflict(), .standard]))
 
         var upload = HTTPRequest(method: .put, path: "/avatar")
@@ -77,11 +77,11 @@ private struct RetryOnConflict: HTTPRetryStrategy {
         let mock = MockLoader().then(status: .conflict).then(status: .serviceUnavailable).then(status: .ok)
         let chain = Retry(strategy: Backoff.never, budget: nil, clock: clock) --> mock
         let load = Task { await chain.load(upload) }
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         clock.advance(by: .milliseconds(100))
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         clock.advance(by: .seconds(1))
-        #expect(await load.value.response?.status == .ok)
+        #expect(try await load.finished().response?.status == .ok)
         #expect(clock.requestedDurations == [.milliseconds(100), .seconds(1)])
     }
 

@@ -75,8 +75,9 @@ private final class FlakyTerminal: HTTPLoader, @unchecked Sendable {
                 // Random cancellations while the queue is full, and a reset a quarter of the way through, which
                 // fails everything still queued at once.
                 for load in loads.shuffled().prefix(count / 5) { load.cancel() }
+                // Bounded by the deadline around the group.
                 group.addTask {
-                    await eventually { resetTask.value != nil }
+                    try? await eventually { resetTask.value != nil }
                     await resetTask.value?.value
                 }
                 for load in loads { group.addTask { await load.value } }

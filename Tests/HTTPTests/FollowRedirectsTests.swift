@@ -475,11 +475,11 @@ private final class ScriptedTerminal: HTTPLoader, @unchecked Sendable {
         let gate = AnsweringGate()
         let chain = FollowRedirects() --> gate
         let load = Task { await chain.load(HTTPRequest(url: Self.start)) }
-        await eventually { gate.waitingCount == 1 }
+        try await eventually { gate.waitingCount == 1 }
         load.cancel()
         gate.answerOldest { HTTPResponse(request: $0, status: .found, headers: ["Location": "/next"]).result }
 
-        let result = await load.value
+        let result = try await load.finished()
 
         #expect(result.error?.code == .cancelled)
         #expect(gate.arrivals.count == 1)
@@ -490,22 +490,22 @@ private final class ScriptedTerminal: HTTPLoader, @unchecked Sendable {
         let follow = FollowRedirects()
         let chain = follow --> gate
         let inFlight = Task { await chain.load(HTTPRequest(url: Self.start)) }
-        await eventually { gate.waitingCount == 1 }
+        try await eventually { gate.waitingCount == 1 }
 
         let resetDone = Box(false)
         let reset = Task {
             await chain.reset()
             resetDone.withLock { $0 = true }
         }
-        await eventually { follow.isResetting }
+        try await eventually { follow.isResetting }
         let refused = await chain.load(HTTPRequest(url: Self.start))
         #expect(refused.error?.code == .resetInProgress)
         #expect(refused.error?.message == "refused by FollowRedirects while the chain resets")
         #expect(!resetDone.value, "a draining reset returned while a load was in flight")
 
         gate.answerOldest { HTTPResponse(request: $0, status: .found, headers: ["Location": "/next"]).result }
-        let result = await inFlight.value
-        await reset.value
+        let result = try await inFlight.finished()
+        try await reset.finished()
 
         #expect(result.error?.code == .resetInProgress)
         #expect(result.error?.response?.status == .found)
@@ -513,21 +513,21 @@ private final class ScriptedTerminal: HTTPLoader, @unchecked Sendable {
 
         // Afterwards the chain follows again; a reset's own traffic is followed during one.
         let after = Task { await chain.load(HTTPRequest(url: Self.start)) }
-        await eventually { gate.waitingCount == 1 }
+        try await eventually { gate.waitingCount == 1 }
         gate.answerOldest { HTTPResponse(request: $0, status: .found, headers: ["Location": "/next"]).result }
-        await eventually { gate.waitingCount == 1 }
+        try await eventually { gate.waitingCount == 1 }
         gate.answerOldest { HTTPResponse(request: $0, status: .ok).result }
-        #expect(await after.value.response?.request.path == "/next")
+        #expect(try await after.finished().response?.request.path == "/next")
 
         follow.beginReset(.drain)
         var revocation = HTTPRequest(url: Self.start)
         revocation.isPartOfReset = true
         let revoked = Task { await chain.load(revocation) }
-        await eventually { gate.waitingCount == 1 }
+        try await eventually { gate.waitingCount == 1 }
         gate.answerOldest { HTTPResponse(request: $0, status: .found, headers: ["Location": "/revoke"]).result }
-        await eventually { gate.waitingCount == 1 }
+        try await eventually { gate.waitingCount == 1 }
         gate.answerOldest { HTTPResponse(request: $0, status: .ok).result }
-        #expect(await revoked.value.response?.request.path == "/revoke")
+        #expect(try await revoked.finished().response?.request.path == "/revoke")
         follow.endReset()
     }
 }

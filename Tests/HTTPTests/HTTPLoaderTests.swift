@@ -117,12 +117,12 @@ private final class UserAgent: HTTPLoader, @unchecked Sendable {
         let results = Locked<[HTTPResult]>([])
         let task = mock.load(HTTPRequest(host: "example.com")) { result in results.withLock { $0.append(result) } }
         #expect(task.id == task.request.id)
-        await eventually { !mock.receivedRequests.isEmpty }
+        try await eventually { !mock.receivedRequests.isEmpty }
         task.cancel()
         #expect(results.value.count == 1)  // synchronously, before the handler even notices
         #expect(results.value.first?.error?.code == .cancelled)
         task.cancel()
-        await eventually { handlerWasCancelled.value }
+        try await eventually { handlerWasCancelled.value }
         await mock.reset()  // waits for the handler to return
         #expect(results.value.count == 1)
     }

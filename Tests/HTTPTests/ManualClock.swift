@@ -30,6 +30,8 @@ final class ManualClock: Clock, Sendable {
         var sleepers: [UInt64: Sleeper] = [:]
         var nextID: UInt64 = 0
         var requestedDurations: [Duration] = []
+        /// While set, a sleep moves the clock forward by this step, as often as it takes to reach its deadline.
+        var stepOnSleep: Duration?
     }
 
     private let state = Locked(State())
@@ -50,13 +52,18 @@ final class ManualClock: Clock, Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let resumeNow = state.withLock { state -> Bool in
-                    if deadline <= state.now || Task.isCancelled { return true }
+                let (resumeNow, due) = state.withLock { state -> (Bool, [CheckedContinuation<Void, any Error>]) in
+                    if deadline <= state.now || Task.isCancelled { return (true, []) }
                     state.requestedDurations.append(state.now.duration(to: deadline))
+                    if let step = state.stepOnSleep {
+                        while state.now < deadline { state.now = state.now.advanced(by: step) }
+                        return (true, Self.takeDue(&state))
+                    }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-                    return false
+                    return (false, [])
                 }
                 if resumeNow { continuation.resume() }
+                for sleeper in due { sleeper.resume() }
             }
             try Task.checkCancellation()
         } onCancel: {
@@ -69,15 +76,36 @@ final class ManualClock: Clock, Sendable {
     func advance(by duration: Duration) {
         let due = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
             state.now = state.now.advanced(by: duration)
-            let now = state.now
-            let dueIDs = state.sleepers.filter { $0.value.deadline <= now }.map(\.key)
-            return dueIDs.compactMap { state.sleepers.removeValue(forKey: $0)?.continuation }
+            return Self.takeDue(&state)
         }
         for continuation in due { continuation.resume() }
     }
 
+    /// Removes the sleepers whose deadline has come, to resume after the lock.
+    private static func takeDue(_ state: inout State) -> [CheckedContinuation<Void, any Error>] {
+        let now = state.now
+        let dueIDs = state.sleepers.filter { $0.value.deadline <= now }.map(\.key)
+        return dueIDs.compactMap { state.sleepers.removeValue(forKey: $0)?.continuation }
+    }
+
+    /// Runs `body` with time moving on its own: every sleep on this clock while it runs — and every sleep already
+    /// waiting — ends at once, the clock moved forward in steps of `step` until the sleep's deadline. No task polls
+    /// the clock for sleepers meanwhile (a polling loop keeps a cooperative thread busy); ``requestedDurations``
+    /// still lists what each sleep asked for.
+    func movingOnEverySleep<T>(by step: Duration, _ body: () async throws -> T) async rethrows -> T {
+        let waiting = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+            state.stepOnSleep = step
+            guard let latest = state.sleepers.values.map(\.deadline).max() else { return [] }
+            while state.now < latest { state.now = state.now.advanced(by: step) }
+            return Self.takeDue(&state)
+        }
+        for sleeper in waiting { sleeper.resume() }
+        defer { state.withLock { $0.stepOnSleep = nil } }
+        return try await body()
+    }
+
     /// Returns once at least `count` tasks sleep on this clock (records an issue if that takes over a minute).
-    func waitForSleepers(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation) async {
-        await eventually(sourceLocation: sourceLocation) { self.sleeperCount >= count }
+    func waitForSleepers(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try await eventually(sourceLocation: sourceLocation) { self.sleeperCount >= count }
     }
 }

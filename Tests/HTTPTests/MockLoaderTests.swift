@@ -27,30 +27,30 @@ import Testing
         #expect(mock.receivedRequests.count == 1)
     }
 
-    @Test func asyncHandlersAndCancellation() async {
+    @Test func asyncHandlersAndCancellation() async throws {
         let mock = MockLoader().then { request in
             try? await Task.sleep(for: .seconds(30))
             return .success(HTTPResponse(request: request))
         }
         let load = Task { await mock.load(HTTPRequest(host: "example.com")) }
-        await eventually { !mock.receivedRequests.isEmpty }
+        try await eventually { !mock.receivedRequests.isEmpty }
         load.cancel()
-        let result = await withDeadline(seconds: 5) { await load.value }
-        #expect(result?.error?.code == .cancelled)  // never the handler's success
+        let result = try await load.finished(within: 5)
+        #expect(result.error?.code == .cancelled)  // never the handler's success
     }
 
-    @Test func anAlreadyCancelledLoadUsesNoHandler() async {
+    @Test func anAlreadyCancelledLoadUsesNoHandler() async throws {
         let mock = MockLoader().then(status: .ok)
         let load = Task {
             withUnsafeCurrentTask { $0?.cancel() }
             return await mock.load(HTTPRequest(host: "example.com"))
         }
-        #expect(await load.value.error?.code == .cancelled)
+        #expect(try await load.finished().error?.code == .cancelled)
         #expect(mock.receivedRequests.isEmpty)
         #expect(mock.pendingHandlerCount == 1)
     }
 
-    @Test func resetWaitsForRunningHandlers() async {
+    @Test func resetWaitsForRunningHandlers() async throws {
         let finished = Locked(false)
         let mock = MockLoader().then { request in
             try? await Task.sleep(for: .milliseconds(50))
@@ -58,9 +58,9 @@ import Testing
             return .success(HTTPResponse(request: request))
         }
         let load = Task { await mock.load(HTTPRequest(host: "example.com")) }
-        await eventually { !mock.receivedRequests.isEmpty }
+        try await eventually { !mock.receivedRequests.isEmpty }
         await mock.reset()
         #expect(finished.value)
-        _ = await load.value
+        _ = try await load.finished()
     }
 }

@@ -155,7 +155,7 @@ private struct AttemptSpans: HTTPEventObserver {
         let throttle = Throttle(maximumNumberOfRequests: 6)
         let chain = throttle --> terminal
         let loads = (0..<8).map { _ in Task { await chain.load(HTTPRequest(host: "api.example.com")) } }
-        await eventually { throttle.runningCount == 6 && throttle.waitingCount == 2 }
+        try await eventually { throttle.runningCount == 6 && throttle.waitingCount == 2 }
 
         let sampler = Task {
             while !Task.isCancelled {
@@ -163,7 +163,7 @@ private struct AttemptSpans: HTTPEventObserver {
                 try? await Task.sleep(for: .seconds(10))
             }
         }
-        await eventually { !reported.value.isEmpty }
+        try await eventually { !reported.value.isEmpty }
         sampler.cancel()
         #expect(reported.value.first == 2)
 
@@ -173,7 +173,7 @@ private struct AttemptSpans: HTTPEventObserver {
             return gate.held
         }
         for continuation in held { continuation.resume() }
-        for load in loads { #expect(await load.value.response?.status == .ok) }
+        for load in loads { #expect(try await load.finished().response?.status == .ok) }
         #expect(throttle.runningCount == 0 && throttle.waitingCount == 0)
     }
 

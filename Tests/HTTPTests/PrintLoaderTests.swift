@@ -60,11 +60,11 @@ import Testing
         )
         let chain = PrintLoader(sink: sink.write) --> retry --> mock
         let load = Task { await chain.load(HTTPRequest(host: "example.com", path: "/flaky")) }
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         clock.advance(by: .milliseconds(200))
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         clock.advance(by: .milliseconds(200))
-        _ = await load.value
+        _ = try await load.finished()
         let tag = try #require(mock.receivedRequests.first?.loadID).description
         let lines = sink.all
         #expect(lines.count == 4)

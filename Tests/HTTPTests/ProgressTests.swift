@@ -138,7 +138,7 @@ import Testing
                 reportsEnded.withLock { $0 = true }
             }
         }
-        let result = await work.value
+        let result = try await work.finished()
         #expect(result.error != nil)
         #expect(reportsEnded.value)
     }
@@ -161,7 +161,7 @@ import Testing
         }
         for await _ in started.stream { break }
         work.cancel()
-        #expect(await work.value.error?.code == .cancelled)
+        #expect(try await work.finished().error?.code == .cancelled)
         #expect(reportsEnded.value)
     }
 
@@ -241,10 +241,10 @@ import Testing
         reporter.received(100)
         reporter.received(200)  // the transfer stalls here
         #expect(reports.value.map(\.bytesReceived) == [0])
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         #expect(clock.requestedDurations == [ProgressReporter.interval])
         clock.advance(by: ProgressReporter.interval)
-        await eventually { reports.value.count == 2 }
+        try await eventually { reports.value.count == 2 }
         #expect(reports.value.map(\.bytesReceived) == [0, 300])
         #expect(!reporter.isReportScheduled)
     }
@@ -254,10 +254,10 @@ import Testing
         let (reporter, reports) = reporter(clock: clock)
         reporter.received(1)
         reporter.received(1)
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         clock.advance(by: .milliseconds(40))
         reporter.received(1)  // may come before or after the scheduled report: the reports end with 3 either way
-        await eventually { !reporter.isReportScheduled }
+        try await eventually { !reporter.isReportScheduled }
         let seen = reports.value.map(\.bytesReceived)
         #expect(seen.first == 1 && seen.last == 3 && seen.count <= 3, "\(seen)")
         #expect(seen == seen.sorted())
@@ -268,10 +268,10 @@ import Testing
         let (reporter, reports) = reporter(clock: clock)
         reporter.received(10)
         reporter.received(10)
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         reporter.stop()
         clock.advance(by: ProgressReporter.interval)
-        await eventually { !reporter.isReportScheduled }
+        try await eventually { !reporter.isReportScheduled }
         reporter.received(10)
         reporter.complete()
         #expect(reports.value.map(\.bytesReceived) == [10])
@@ -284,9 +284,9 @@ import Testing
         reporter.received(10)
         reporter.complete()
         reporter.complete()
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         clock.advance(by: ProgressReporter.interval)
-        await eventually { !reporter.isReportScheduled }
+        try await eventually { !reporter.isReportScheduled }
         #expect(reports.value.map(\.bytesReceived) == [10, 20])
         #expect(reports.value.last?.totalBytesToReceive == 20)
     }
@@ -304,18 +304,18 @@ import Testing
         let reporter = try #require(ProgressReporter(request: request, totalBytesToSend: nil, clock: clock))
         reporter.received(10)
         reporter.received(10)
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         clock.advance(by: ProgressReporter.interval)
-        await eventually { reports.value.count == 2 }
+        try await eventually { reports.value.count == 2 }
         let seenWhenCompleteReturned = Locked<[Int64]?>(nil)
         Thread.detachNewThread {
             reporter.complete()
             seenWhenCompleteReturned.withLock { $0 = reports.value.map(\.bytesReceived) }
         }
-        await eventually { reporter.isWaitingForFinalReport }
+        try await eventually { reporter.isWaitingForFinalReport }
         #expect(seenWhenCompleteReturned.value == nil)
         gate.signal()
-        await eventually { seenWhenCompleteReturned.value != nil }
+        try await eventually { seenWhenCompleteReturned.value != nil }
         #expect(seenWhenCompleteReturned.value == [10, 20, 20])
         #expect(reports.value.last?.totalBytesToReceive == 20)
     }
@@ -347,7 +347,7 @@ import Testing
         clock.advance(by: ProgressReporter.interval)
         reporter.complete()
         // A report held back by the rate may be delivering the final one on another thread.
-        await eventually { reports.value.last?.bytesReceived == 16_000 }
+        try await eventually { reports.value.last?.bytesReceived == 16_000 }
         #expect(!overlapped.value)
         let received = reports.value.map(\.bytesReceived)
         #expect(received.count > 1_000, "\(received.count) reports: the test did not exercise concurrent reports")

@@ -214,13 +214,13 @@ final class HandlerGate: Sendable {
         let chain = probe --> recorder --> mock
 
         let inFlight = Task { await chain.load(HTTPRequest(host: "api.example.com", path: "/slow")) }
-        await eventually { gate.count == 1 }
+        try await eventually { gate.count == 1 }
         let resetDone = Locked(false)
         let reset = Task {
             await chain.reset()
             resetDone.withLock { $0 = true }
         }
-        await eventually { probe.hasBegun }
+        try await eventually { probe.hasBegun }
         let refused = await recorder.load(HTTPRequest(host: "api.example.com", path: "/during"))
         #expect(refused.error?.code == .resetInProgress)
 
@@ -230,8 +230,8 @@ final class HandlerGate: Sendable {
         #expect(!resetDone.value)
 
         gate.open()
-        await reset.value
-        #expect(await inFlight.value.response?.status == .ok)
+        try await reset.finished()
+        #expect(try await inFlight.finished().response?.status == .ok)
         #expect(
             recorder.cassette.entries.map(\.request.url) == [
                 "https://api.example.com/slow", "https://id.example.com/revoke",

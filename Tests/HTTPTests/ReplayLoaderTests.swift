@@ -245,7 +245,7 @@ import Testing
             withUnsafeCurrentTask { $0?.cancel() }
             return await replay.load(Self.get("https://api.example.com/"))
         }
-        #expect(await cancelled.value.error?.code == .cancelled)
+        #expect(try await cancelled.finished().error?.code == .cancelled)
         #expect(replay.unusedEntries.count == 1)
     }
 

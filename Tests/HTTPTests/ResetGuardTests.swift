@@ -30,7 +30,7 @@ private final class SlowReset: HTTPLoader, @unchecked Sendable {
         #expect(await chain.load(HTTPRequest(host: "example.com")).response?.status == .ok)
     }
 
-    @Test func refusesLoadsDuringAResetAndCollapsesConcurrentResets() async {
+    @Test func refusesLoadsDuringAResetAndCollapsesConcurrentResets() async throws {
         let slow = SlowReset()
         let mock = MockLoader().then(status: .ok)
         let guardLoader = ResetGuard()
@@ -38,29 +38,29 @@ private final class SlowReset: HTTPLoader, @unchecked Sendable {
         slow.nextLoader = mock
 
         let first = Task { await guardLoader.reset() }
-        await eventually { slow.entered.value }
+        try await eventually { slow.entered.value }
 
         // During the reset: loads are refused, and more resets join the running one.
         let refused = await guardLoader.load(HTTPRequest(host: "example.com"))
         #expect(refused.error?.code == .resetInProgress)
         let second = Task { await guardLoader.reset() }
         let third = Task { await guardLoader.reset() }
-        await eventually { guardLoader.waitingResetCount >= 2 }
+        try await eventually { guardLoader.waitingResetCount >= 2 }
         #expect(slow.resets.value == 1)
 
         slow.release()
-        await first.value
-        await second.value
-        await third.value
+        try await first.finished()
+        try await second.finished()
+        try await third.finished()
         #expect(slow.resets.value == 1)
         #expect(mock.receivedRequests.isEmpty)
 
         // After the reset: loads pass again, and a new reset goes through.
         #expect(await guardLoader.load(HTTPRequest(host: "example.com")).response?.status == .ok)
         let again = Task { await guardLoader.reset() }
-        await eventually { slow.resets.value >= 2 }
+        try await eventually { slow.resets.value >= 2 }
         slow.release()
-        await again.value
+        try await again.finished()
         #expect(slow.resets.value == 2)
     }
 }

@@ -58,7 +58,7 @@ private final class LegacyCounter: HTTPLoader, @unchecked Sendable {
         #expect(top.resets.value == 2)
     }
 
-    @Test func aDrainingResetWaitsForLoadsInFlightAndLetsThemFinish() async {
+    @Test func aDrainingResetWaitsForLoadsInFlightAndLetsThemFinish() async throws {
         let gate = Locked<CheckedContinuation<Void, Never>?>(nil)
         let mock = MockLoader().then { request in
             await withCheckedContinuation { continuation in gate.withLock { $0 = continuation } }
@@ -67,77 +67,77 @@ private final class LegacyCounter: HTTPLoader, @unchecked Sendable {
         let log = Locked<[String]>([])
         let chain = PhaseRecorder("head", log: log) --> mock
         let load = Task { await chain.load(HTTPRequest(host: "h")) }
-        await eventually { gate.value != nil }
+        try await eventually { gate.value != nil }
         let done = Locked(false)
         let reset = Task {
             await chain.reset(mode: .drain)
             done.withLock { $0 = true }
         }
         // Meanwhile new loads are refused.
-        await eventually { log.value.contains("idle head") }
+        try await eventually { log.value.contains("idle head") }
         #expect(await chain.load(HTTPRequest(host: "h", path: "/new")).error?.code == .resetInProgress)
         #expect(!done.value)
         gate.value?.resume()
-        #expect(await load.value.response?.status == .ok)
-        await reset.value
+        #expect(try await load.finished().response?.status == .ok)
+        try await reset.finished()
         #expect(mock.receivedRequests.map(\.path) == ["/"])
     }
 
-    @Test func aCancellingResetEndsLoadsInFlightAtOnce() async {
+    @Test func aCancellingResetEndsLoadsInFlightAtOnce() async throws {
         let mock = MockLoader().then { request in
             try? await Task.sleep(for: .seconds(3_600))
             return .success(HTTPResponse(request: request, status: .ok))
         }
         let chain = Retry() --> Throttle(maximumNumberOfRequests: 1) --> mock
         let load = Task { await chain.load(HTTPRequest(host: "h")) }
-        await eventually { mock.receivedRequests.count == 1 }
+        try await eventually { mock.receivedRequests.count == 1 }
         let queued = Task { await chain.load(HTTPRequest(host: "h", path: "/queued")) }
-        await eventually { (chain.nextLoader as? Throttle)?.waitingCount == 1 }
+        try await eventually { (chain.nextLoader as? Throttle)?.waitingCount == 1 }
         await chain.reset(mode: .cancel)
-        #expect(await load.value.error?.code == .cancelled)
-        #expect(await queued.value.error?.code == .resetInProgress)
+        #expect(try await load.finished().error?.code == .cancelled)
+        #expect(try await queued.finished().error?.code == .resetInProgress)
         #expect(mock.receivedRequests.count == 1)
     }
 
     /// The example: `Retry --> Throttle(1)` with one load running and 19 queued. The reset fails the 19
     /// at once — none of them is sent — and returns as soon as the one in flight has finished.
-    @Test func queuedRequestsAreNotSentDuringAReset() async {
+    @Test func queuedRequestsAreNotSentDuringAReset() async throws {
         let released = Locked(false)
         let mock = MockLoader()
         for _ in 0..<20 {
             mock.then { request in
-                await eventually { released.value }
+                try? await eventually { released.value }
                 return .success(HTTPResponse(request: request, status: .ok))
             }
         }
         let throttle = Throttle(maximumNumberOfRequests: 1)
         let chain = Retry() --> throttle --> mock
         let loads = (0..<20).map { index in Task { await chain.load(HTTPRequest(host: "h", path: "/\(index)")) } }
-        await eventually { mock.receivedRequests.count == 1 && throttle.waitingCount == 19 }
+        try await eventually { mock.receivedRequests.count == 1 && throttle.waitingCount == 19 }
         let reset = Task { await chain.reset() }
         // The queue empties at once; the one in flight is still held.
-        await eventually { throttle.waitingCount == 0 }
+        try await eventually { throttle.waitingCount == 0 }
         released.withLock { $0 = true }
-        await reset.value
+        try await reset.finished()
         var refused = 0
         for load in loads {
-            if case .failure(let error) = await load.value, error.code == .resetInProgress { refused += 1 }
+            if case .failure(let error) = try await load.finished(), error.code == .resetInProgress { refused += 1 }
         }
         #expect(refused == 19)
         #expect(mock.receivedRequests.count == 1)
     }
 
-    @Test func theCompletionHandlerResetHonoursTheMode() async {
+    @Test func theCompletionHandlerResetHonoursTheMode() async throws {
         let mock = MockLoader().then { request in
             try? await Task.sleep(for: .seconds(3_600))
             return .success(HTTPResponse(request: request, status: .ok))
         }
         let load = Task { await mock.load(HTTPRequest(host: "h")) }
-        await eventually { mock.receivedRequests.count == 1 }
+        try await eventually { mock.receivedRequests.count == 1 }
         await withCheckedContinuation { continuation in
             mock.reset(mode: .cancel) { continuation.resume() }
         }
-        #expect(await load.value.error?.code == .cancelled)
+        #expect(try await load.finished().error?.code == .cancelled)
     }
 }
 
@@ -154,7 +154,7 @@ private final class LegacyCounter: HTTPLoader, @unchecked Sendable {
         ]
     }
 
-    @Test func noLoaderCarriesACancelledLoadToTheTerminal() async {
+    @Test func noLoaderCarriesACancelledLoadToTheTerminal() async throws {
         for (name, head) in Self.heads() {
             let terminal = CountingLoader()
             let chain = head --> PrintLoader(sink: { _ in }) --> terminal
@@ -162,7 +162,7 @@ private final class LegacyCounter: HTTPLoader, @unchecked Sendable {
                 withUnsafeCurrentTask { $0?.cancel() }
                 return await chain.load(HTTPRequest(host: "h"))
             }
-            let result = await task.value
+            let result = try await task.finished()
             #expect(result.error?.code == .cancelled, "\(name)")
             #expect(terminal.loads.value.isEmpty, "\(name) sent a cancelled load on")
         }

@@ -12,7 +12,7 @@ extension ServerEnvironment {
 }
 
 @Suite struct ResilienceDocumentationTests {
-    @Test func deduplicateSample() async {
+    @Test func deduplicateSample() async throws {
         let deduplicate = Deduplicate(ignoringHeaderFields: ["X-Request-ID"])
         let chain =
             ApplyEnvironment(environment: .production)
@@ -33,9 +33,9 @@ extension ServerEnvironment {
         let first = HTTPRequest(path: "/me", headers: ["X-Request-ID": "1"])
         let second = HTTPRequest(path: "/me", headers: ["X-Request-ID": "2"])
         let loads = [Task { await gated.load(first) }, Task { await gated.load(second) }]
-        await eventually { sharing.waitingCount == 2 }
+        try await eventually { sharing.waitingCount == 2 }
         gate.releaseOldest()
-        let responses = [await loads[0].value.response, await loads[1].value.response]
+        let responses = [try await loads[0].finished().response, try await loads[1].finished().response]
         #expect(responses[0]?.request.id == first.id && responses[1]?.request.id == second.id)
         #expect(responses[1]?.request.headers["X-Request-ID"] == "2")
         #expect(gate.arrivals == ["/v1/me"])
@@ -49,7 +49,7 @@ extension ServerEnvironment {
         #expect(HTTPRequest().deduplication == .automatic)
     }
 
-    @Test func circuitBreakerSamples() async {
+    @Test func circuitBreakerSamples() async throws {
         var configuration = CircuitBreaker.Configuration()
         configuration.failureRateThreshold = 0.25  // open when a quarter of the requests fail…
         configuration.minimumNumberOfRequests = 20  // …once there were 20 in the window
@@ -72,7 +72,7 @@ extension ServerEnvironment {
             }
         }
         watcher.cancel()
-        await watcher.value
+        try await watcher.finished()
     }
 
     @Test func errorHandlingSampleAgainstAnOpenCircuit() async {

@@ -15,29 +15,17 @@ import Testing
 
     /// Loads `request` through `loader`, advancing the clock past every retry wait.
     private func loadAdvancingClock(
-        _ loader: HTTPLoader, _ request: HTTPRequest, step: Duration = .seconds(3600)
-    )
-        async -> HTTPResult
-    {
-        let load = Task { await loader.load(request) }
-        let finished = Locked(false)
-        let driver = Task {
-            while !finished.value {
-                if clock.sleeperCount > 0 { clock.advance(by: step) }
-                await Task.yield()
-            }
-        }
-        let result = await load.value
-        finished.withLock { $0 = true }
-        await driver.value
-        return result
+        _ loader: HTTPLoader, _ request: HTTPRequest, step: Duration = .seconds(3600),
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> HTTPResult {
+        try await clock.load(request, through: loader, advancingBy: step, sourceLocation: sourceLocation)
     }
 
-    @Test func retriesUntilSuccessSendingFreshNumberedCopies() async {
+    @Test func retriesUntilSuccessSendingFreshNumberedCopies() async throws {
         let mock = MockLoader().then(status: .serviceUnavailable).then(failWith: .cannotConnect).then(status: .ok)
         let chain = retry(Backoff.constant(delay: .seconds(2), maximumNumberOfAttempts: 3)) --> mock
         let original = request()
-        let result = await loadAdvancingClock(chain, original)
+        let result = try await loadAdvancingClock(chain, original)
         #expect(result.response?.status == .ok)
         #expect(result.response?.request.attemptNumber == 3)
         #expect(mock.receivedRequests.map(\.attemptNumber) == [1, 2, 3])
@@ -45,16 +33,16 @@ import Testing
         #expect(clock.requestedDurations == [.seconds(2), .seconds(2)])
     }
 
-    @Test func returnsTheLastResultWhenAttemptsRunOut() async {
+    @Test func returnsTheLastResultWhenAttemptsRunOut() async throws {
         let mock = MockLoader().then(status: .badGateway).then(status: .badGateway).then(status: .badGateway)
         let chain = retry(Backoff.immediately(maximumNumberOfAttempts: 3)) --> mock
-        let result = await loadAdvancingClock(chain, request())
+        let result = try await loadAdvancingClock(chain, request())
         #expect(result.response?.status == .badGateway)
         #expect(result.response?.request.attemptNumber == 3)
         #expect(mock.pendingHandlerCount == 0)
     }
 
-    @Test func exponentialDelaysGrowAndAreCapped() async {
+    @Test func exponentialDelaysGrowAndAreCapped() async throws {
         let strategy = Backoff.exponential(
             initialDelay: .seconds(1),
             multiplier: 2,
@@ -64,7 +52,7 @@ import Testing
         )
         let mock = MockLoader()
         for _ in 0..<5 { mock.then(failWith: .timedOut) }
-        let result = await loadAdvancingClock(retry(strategy) --> mock, request())
+        let result = try await loadAdvancingClock(retry(strategy) --> mock, request())
         #expect(result.error?.code == .timedOut)
         #expect(clock.requestedDurations == [.seconds(1), .seconds(2), .seconds(4), .seconds(5)])
     }
@@ -92,16 +80,16 @@ import Testing
         #expect(now.timeIntervalSince1970 == 1_795_262_400)
         let mock = MockLoader().then(status: status, headers: [header: value]).then(status: .ok)
         let chain = retry(Backoff.constant(delay: .seconds(1), maximumNumberOfAttempts: 2), now: now) --> mock
-        let result = await loadAdvancingClock(chain, request())
+        let result = try await loadAdvancingClock(chain, request())
         #expect(result.response?.status == .ok)
         #expect(clock.requestedDurations == [expected])
     }
 
-    @Test func aServerAskingForTooLongGetsNoRetry() async {
+    @Test func aServerAskingForTooLongGetsNoRetry() async throws {
         var strategy = Backoff.constant(delay: .seconds(1), maximumNumberOfAttempts: 3)
         strategy.maximumRetryAfter = .seconds(10)
         let mock = MockLoader().then(status: .tooManyRequests, headers: ["Retry-After": "11"]).then(status: .ok)
-        let result = await loadAdvancingClock(retry(strategy) --> mock, request())
+        let result = try await loadAdvancingClock(retry(strategy) --> mock, request())
         #expect(result.response?.status == .tooManyRequests)
         #expect(mock.receivedRequests.count == 1)
     }
@@ -118,9 +106,9 @@ import Testing
         #expect(RetryAfter.parse("Sun, 06 Nov 1994 08:49:00 GMT", now: expected) == .zero)  // in the past
     }
 
-    @Test func postIsNotRetriedUnlessItOptsIn() async {
+    @Test func postIsNotRetriedUnlessItOptsIn() async throws {
         let failing = MockLoader().then(status: .serviceUnavailable).then(status: .ok)
-        let post = await loadAdvancingClock(
+        let post = try await loadAdvancingClock(
             retry(Backoff.immediately(maximumNumberOfAttempts: 3)) --> failing, request(.post))
         #expect(post.response?.status == .serviceUnavailable)
         #expect(failing.receivedRequests.count == 1)
@@ -128,7 +116,7 @@ import Testing
         var keyed = request(.post)
         keyed.idempotencyKey = "order-42"
         let withKey = MockLoader().then(status: .serviceUnavailable).then(status: .ok)
-        let keyedResult = await loadAdvancingClock(
+        let keyedResult = try await loadAdvancingClock(
             retry(Backoff.immediately(maximumNumberOfAttempts: 3)) --> withKey, keyed)
         #expect(keyedResult.response?.status == .ok)
         #expect(withKey.receivedRequests.map { $0.headers["Idempotency-Key"] } == ["order-42", "order-42"])
@@ -136,7 +124,7 @@ import Testing
         var asserted = request(.patch)
         asserted.isIdempotent = true
         let optedIn = MockLoader().then(failWith: .cannotConnect).then(status: .ok)
-        let assertedResult = await loadAdvancingClock(
+        let assertedResult = try await loadAdvancingClock(
             retry(Backoff.immediately(maximumNumberOfAttempts: 3)) --> optedIn, asserted)
         #expect(assertedResult.response?.status == .ok)
     }
@@ -144,50 +132,51 @@ import Testing
     @Test(arguments: [
         HTTPError.Code.cancelled, .resetInProgress, .invalidRequest, .insecureConnection, .cannotAuthenticate,
     ])
-    func neverRetriesFailuresThatAreNotTransient(code: HTTPError.Code) async {
+    func neverRetriesFailuresThatAreNotTransient(code: HTTPError.Code) async throws {
         var strategy = Backoff.immediately(maximumNumberOfAttempts: 3)
         strategy.retryableCodes.insert(code)  // even when listed, the first three are never retried
         let expectedAttempts = [.cancelled, .resetInProgress, .invalidRequest].contains(code) ? 1 : 2
         let mock = MockLoader().then(failWith: code).then(status: .ok)
-        _ = await loadAdvancingClock(retry(strategy) --> mock, request())
+        _ = try await loadAdvancingClock(retry(strategy) --> mock, request())
         #expect(mock.receivedRequests.count == expectedAttempts)
 
         let standard = MockLoader().then(failWith: code).then(status: .ok)
-        let result = await loadAdvancingClock(
+        let result = try await loadAdvancingClock(
             retry(Backoff.immediately(maximumNumberOfAttempts: 3)) --> standard, request())
         #expect(result.error?.code == code)
     }
 
     @Test(arguments: [408, 429, 500, 502, 503, 504])
-    func retriesTransientStatuses(code: Int) async {
+    func retriesTransientStatuses(code: Int) async throws {
         let mock = MockLoader().then(status: HTTPStatus(rawValue: code)).then(status: .ok)
-        let result = await loadAdvancingClock(
+        let result = try await loadAdvancingClock(
             retry(Backoff.immediately(maximumNumberOfAttempts: 2)) --> mock, request())
         #expect(result.response?.status == .ok)
     }
 
     @Test(arguments: [400, 401, 404, 501])
-    func doesNotRetryOtherStatuses(code: Int) async {
+    func doesNotRetryOtherStatuses(code: Int) async throws {
         let mock = MockLoader().then(status: HTTPStatus(rawValue: code)).then(status: .ok)
-        let result = await loadAdvancingClock(
+        let result = try await loadAdvancingClock(
             retry(Backoff.immediately(maximumNumberOfAttempts: 2)) --> mock, request())
         #expect(result.response?.status.rawValue == code)
     }
 
-    @Test func aRequestsOwnStrategyWins() async {
+    @Test func aRequestsOwnStrategyWins() async throws {
         var optedOut = request()
         optedOut.retryStrategy = Backoff.never
         let mock = MockLoader().then(status: .serviceUnavailable).then(status: .ok)
-        let result = await loadAdvancingClock(retry(Backoff.immediately(maximumNumberOfAttempts: 5)) --> mock, optedOut)
+        let result = try await loadAdvancingClock(
+            retry(Backoff.immediately(maximumNumberOfAttempts: 5)) --> mock, optedOut)
         #expect(result.response?.status == .serviceUnavailable)
     }
 
-    @Test func theBudgetKeepsRetriesABoundedFractionWhenEverythingFails() async {
+    @Test func theBudgetKeepsRetriesABoundedFractionWhenEverythingFails() async throws {
         let budget = RetryBudget(maximumTokens: 10, tokensPerSuccess: 0.1)
         let mock = MockLoader()
         for _ in 0..<1_000 { mock.then(status: .serviceUnavailable) }
         let chain = retry(Backoff.immediately(maximumNumberOfAttempts: 5), budget: budget) --> mock
-        for _ in 0..<100 { _ = await loadAdvancingClock(chain, request()) }
+        for _ in 0..<100 { _ = try await loadAdvancingClock(chain, request()) }
         // Without a budget: 500 attempts. With it: 100 first attempts plus at most maximumTokens / 2 retries.
         #expect(mock.receivedRequests.count <= 100 + 5)
         #expect(mock.receivedRequests.count > 100)
@@ -196,43 +185,43 @@ import Testing
         #expect(budget.allowsRetry)
     }
 
-    @Test func cancellingDuringTheWaitEndsItAtOnce() async {
+    @Test func cancellingDuringTheWaitEndsItAtOnce() async throws {
         let mock = MockLoader().then(status: .serviceUnavailable).then(status: .ok)
         let chain = retry(Backoff.constant(delay: .seconds(60), maximumNumberOfAttempts: 2))
         chain --> mock
         let load = Task { await chain.load(request()) }
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         #expect(chain.waitingCount == 1)
         load.cancel()
-        let result = await load.value  // without advancing the clock
+        let result = try await load.finished()  // without advancing the clock
         #expect(result.error?.code == .cancelled)
         #expect(result.error?.response?.status == .serviceUnavailable)
         #expect(chain.waitingCount == 0)
         #expect(mock.receivedRequests.count == 1)
     }
 
-    @Test func resetFailsWaitingRetriesAndWaitsForAttemptsInFlight() async {
+    @Test func resetFailsWaitingRetriesAndWaitsForAttemptsInFlight() async throws {
         let gate = GateLoader()
         let chain = retry(Backoff.constant(delay: .seconds(60), maximumNumberOfAttempts: 3))
         chain --> gate
         let waiting = Task { await chain.load(HTTPRequest(host: "example.com", path: "/waiting")) }
-        await gate.waitForRunning(1)
+        try await gate.waitForRunning(1)
         gate.releaseOldest(with: .serviceUnavailable)
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         let inFlight = Task { await chain.load(HTTPRequest(host: "example.com", path: "/in-flight")) }
-        await gate.waitForRunning(1)
+        try await gate.waitForRunning(1)
 
         let resetDone = Locked(false)
         let reset = Task {
             await chain.reset()
             resetDone.withLock { $0 = true }
         }
-        let abandoned = await waiting.value
+        let abandoned = try await waiting.finished()
         #expect(abandoned.error?.code == .resetInProgress)
         #expect(!resetDone.value)
         gate.releaseOldest(with: .serviceUnavailable)  // the attempt in flight fails, and may not wait again
-        #expect(await inFlight.value.error?.code == .resetInProgress)
-        await reset.value
+        #expect(try await inFlight.finished().error?.code == .resetInProgress)
+        try await reset.finished()
         #expect(gate.resets == 1)
         #expect(chain.waitingCount == 0)
     }
@@ -240,7 +229,7 @@ import Testing
 
 /// The seed's question (part 12): throttle --> retry, or retry --> throttle?
 @Suite struct RetryAndThrottleOrderTests {
-    private func run(retryFirst: Bool) async -> [String] {
+    private func run(retryFirst: Bool) async throws -> [String] {
         let clock = ManualClock()
         let gate = GateLoader()
         let retry = Retry(
@@ -248,37 +237,37 @@ import Testing
         let throttle = Throttle(maximumNumberOfRequests: 1)
         let chain: HTTPLoader = retryFirst ? (retry --> throttle --> gate) : (throttle --> retry --> gate)
         let a = Task { await chain.load(HTTPRequest(host: "example.com", path: "/A")) }
-        await gate.waitForRunning(1)
+        try await gate.waitForRunning(1)
         let b = Task { await chain.load(HTTPRequest(host: "example.com", path: "/B")) }
-        await eventually { throttle.waitingCount == 1 }
+        try await eventually { throttle.waitingCount == 1 }
         // A fails; while it waits to retry, B may or may not get the slot.
         gate.releaseOldest(with: .serviceUnavailable)
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         if retryFirst {
-            await gate.waitForRunning(1)  // B got the slot during A's wait
+            try await gate.waitForRunning(1)  // B got the slot during A's wait
             gate.release(path: "/B")
         }
         clock.advance(by: .seconds(1))
-        await gate.waitForRunning(1)
+        try await gate.waitForRunning(1)
         gate.release(path: "/A", with: .serviceUnavailable)
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         clock.advance(by: .seconds(1))
-        await gate.waitForRunning(1)
+        try await gate.waitForRunning(1)
         gate.release(path: "/A")
         if !retryFirst {
-            await gate.waitForRunning(1)
+            try await gate.waitForRunning(1)
             gate.release(path: "/B")
         }
-        _ = await a.value
-        _ = await b.value
+        _ = try await a.finished()
+        _ = try await b.finished()
         return gate.arrivals
     }
 
-    @Test func throttleBeforeRetryHoldsTheSlotThroughEveryAttempt() async {
-        #expect(await run(retryFirst: false) == ["/A", "/A", "/A", "/B"])
+    @Test func throttleBeforeRetryHoldsTheSlotThroughEveryAttempt() async throws {
+        #expect(try await run(retryFirst: false) == ["/A", "/A", "/A", "/B"])
     }
 
-    @Test func retryBeforeThrottleGivesTheSlotAwayWhileWaiting() async {
-        #expect(await run(retryFirst: true) == ["/A", "/B", "/A", "/A"])
+    @Test func retryBeforeThrottleGivesTheSlotAwayWhileWaiting() async throws {
+        #expect(try await run(retryFirst: true) == ["/A", "/B", "/A", "/A"])
     }
 }

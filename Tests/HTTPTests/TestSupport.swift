@@ -122,9 +122,26 @@ final class GateLoader: HTTPLoader, @unchecked Sendable {
         finish(id, with: status)
     }
 
-    /// Returns once `count` loads wait at the gate (records an issue if that takes over a minute).
-    func waitForRunning(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation) async {
-        await eventually(sourceLocation: sourceLocation) { self.running >= count }
+    /// Lets loads through one at a time, each once it has arrived, until `isIdle` holds: for draining a loader
+    /// above the gate (`isIdle`: nothing running or waiting there) without a loop that only yields, which would keep
+    /// a cooperative thread busy and starve the tasks it waits for.
+    func releaseOneAtATime(
+        until isIdle: @escaping @Sendable () -> Bool, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        while !isIdle() {
+            try await eventually("\(running) at the gate", sourceLocation: sourceLocation) {
+                self.running > 0 || isIdle()
+            }
+            releaseOldest()
+        }
+    }
+
+    /// Returns once `count` loads wait at the gate; the test fails and stops if that takes longer than the standard
+    /// deadline.
+    func waitForRunning(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try await eventually("\(running) at the gate, arrived: \(arrivals)", sourceLocation: sourceLocation) {
+            self.running >= count
+        }
     }
 
     override func reset() async {

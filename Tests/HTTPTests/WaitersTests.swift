@@ -31,12 +31,12 @@ private final class Note: Sendable {
         #expect(waiters.takeAnswer(second) == nil)
     }
 
-    @Test func answeringEveryoneResumesThemInArrivalOrderWithOneAnswer() async {
+    @Test func answeringEveryoneResumesThemInArrivalOrderWithOneAnswer() async throws {
         let table = Locked(Waiters<String>())
         let woken = Locked([(id: UInt64, answer: String?)]())
         let count = 20
         var ids: [UInt64] = []
-        await withTaskGroup(of: Void.self) { group in
+        try await withThrowingTaskGroup(of: Void.self) { group in
             // A request takes its identifier when it arrives and parks a little later, so parking order can
             // differ from arrival order; park one at a time, shuffled. Answers follow the identifiers.
             for id in (0..<count).map({ _ in table.withLock { $0.nextID() } }).shuffled() {
@@ -46,7 +46,7 @@ private final class Note: Sendable {
                     let answer = table.withLock { $0.takeAnswer(id) }
                     woken.withLock { $0.append((id, answer)) }
                 }
-                await eventually { [parked = ids.count] in table.withLock { $0.count } == parked }
+                try await eventually { [parked = ids.count] in table.withLock { $0.count } == parked }
             }
             let continuations = table.withLock { waiters in
                 let all = waiters.answerAll(with: "granted")
@@ -58,7 +58,7 @@ private final class Note: Sendable {
             // Resume one at a time: each wakes before the next is resumed.
             for (index, continuation) in continuations.enumerated() {
                 continuation.resume()
-                await eventually { woken.withLock { $0.count } > index }
+                try await eventually { woken.withLock { $0.count } > index }
             }
         }
         #expect(woken.withLock { $0.map(\.id) } == ids.sorted())

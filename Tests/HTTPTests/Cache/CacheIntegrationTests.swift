@@ -125,7 +125,7 @@ struct CacheIntegrationTests {
         clock.advance(by: 45)
         let stale = try await cache.load(request("/response-headers", query: query)).get()
         #expect(stale.cacheStatus?.hasSuffix("detail=stale-while-revalidate") == true)
-        await eventually { cache.backgroundRevalidationCount == 0 && recorder.all.count == 2 }
+        try await eventually { cache.backgroundRevalidationCount == 0 && recorder.all.count == 2 }
         // The server's answer replaced the stored response. (On the cache's clock, moved 45 s ahead of the
         // server's, that answer's Date makes it 45 s old, and stale again: clock skew counts, as RFC 9111 says.)
         #expect(try #require(await store.entry(for: key)).responseDate == clock.now)

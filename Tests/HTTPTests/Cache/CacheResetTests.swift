@@ -62,18 +62,18 @@ import Testing
         let gate = AsyncStream.makeStream(of: Void.self)
         thenNotModified(after: gate.stream)
         #expect(try await cache.load(cacheRequest()).get().cacheStatus?.contains("stale-while-revalidate") == true)
-        await eventually { mock.receivedRequests.count == 2 }
+        try await eventually { mock.receivedRequests.count == 2 }
 
         let done = Locked(false)
         let reset = Task {
             await cache.reset(mode: .drain)
             done.withLock { $0 = true }
         }
-        await eventually { cache.resetsInProgress > 0 }
+        try await eventually { cache.resetsInProgress > 0 }
         #expect(!done.value, "the reset returned while a revalidation was in flight")
         #expect(cache.backgroundRevalidationCount == 1)
         gate.continuation.finish()
-        await reset.value
+        try await reset.finished()
         #expect(cache.backgroundRevalidationCount == 0)
         #expect(store.count == 0)
     }
@@ -84,7 +84,7 @@ import Testing
         let gate = AsyncStream.makeStream(of: Void.self)
         thenNotModified(after: gate.stream)
         _ = await cache.load(cacheRequest())
-        await eventually { mock.receivedRequests.count == 2 }
+        try await eventually { mock.receivedRequests.count == 2 }
         await cache.reset(mode: .cancel)  // returns without the gate ever opening
         #expect(cache.backgroundRevalidationCount == 0)
         #expect(store.count == 0)
@@ -110,9 +110,9 @@ import Testing
             return .success(HTTPResponse(request: request, status: .ok, headers: ["Cache-Control": "max-age=600"]))
         }
         let load = Task { await cache.load(cacheRequest()) }
-        await eventually { mock.receivedRequests.count == 1 }
+        try await eventually { mock.receivedRequests.count == 1 }
         load.cancel()
-        #expect(await load.value.error?.code == .cancelled)
+        #expect(try await load.finished().error?.code == .cancelled)
         #expect(store.count == 0)
     }
 
@@ -174,7 +174,7 @@ import Testing
                         }
                     }
                     tasks.append(task)
-                    group.addTask { await task.value }
+                    group.addTask { await task.value }  // bounded by the deadline around the group
                     if let reset = resetAfter.firstIndex(of: index) {
                         group.addTask { await cache.reset(mode: resetModes[reset]) }
                     }
@@ -194,6 +194,6 @@ import Testing
         let outcomes = tally.value
         print("CacheResetTests: \(context): \(outcomes.sorted { $0.key < $1.key })")
         #expect((outcomes["hit"] ?? 0) > 0 && (outcomes["resetInProgress"] ?? 0) > 0, "\(context): \(outcomes)")
-        await eventually { cache.backgroundRevalidationCount == 0 }
+        try await eventually { cache.backgroundRevalidationCount == 0 }
     }
 }

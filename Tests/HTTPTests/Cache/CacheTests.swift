@@ -308,7 +308,7 @@ import Testing
         let stale = try await cache.load(cacheRequest()).get()
         #expect(stale.text == "old")
         #expect(stale.cacheStatus == "Cache; hit; ttl=-20; detail=stale-while-revalidate")
-        await eventually { cache.backgroundRevalidationCount == 0 && mock.receivedRequests.count == 2 }
+        try await eventually { cache.backgroundRevalidationCount == 0 && mock.receivedRequests.count == 2 }
         let background = mock.receivedRequests[1]
         #expect(background.headers["If-None-Match"] == "\"s1\"")
         #expect(background.throttlePriority == .low)
@@ -334,10 +334,10 @@ import Testing
         _ = await cache.load(cacheRequest())
         clock.advance(by: 5)
         for _ in 0..<5 { #expect(try await cache.load(cacheRequest()).get().text == "stored body") }
-        await eventually { mock.receivedRequests.count == 2 }
+        try await eventually { mock.receivedRequests.count == 2 }
         #expect(cache.backgroundRevalidationCount == 1)
         gate.continuation.finish()
-        await eventually { cache.backgroundRevalidationCount == 0 }
+        try await eventually { cache.backgroundRevalidationCount == 0 }
         #expect(try await cache.load(cacheRequest()).get().cacheStatus?.hasPrefix("Cache; hit; ttl=") == true)
         #expect(mock.receivedRequests.count == 2)
     }
