@@ -23,7 +23,7 @@ extension AuthenticationMethod {
     fileprivate static let apiKey = AuthenticationMethod(rawValue: "apiKey")
 }
 
-@Suite struct AuthTests {
+@Suite(.noHang) struct AuthTests {
     @Test func routesByAuthenticationMethod() async {
         let downstream = CountingLoader()
         let auth = Auth(loaders: [.basic: Marker("basic"), .oauth: Marker("oauth")])

@@ -3,7 +3,7 @@ import HTTP
 import HTTPAuth
 import Testing
 
-@Suite struct BasicAuthTests {
+@Suite(.noHang) struct BasicAuthTests {
     @Test func credentialsAreEncodedAsRFC7617Says() {
         // RFC 7617 §2: "Aladdin" / "open sesame"
         let credentials = BasicCredentials(username: "Aladdin", password: "open sesame")
@@ -30,7 +30,9 @@ import Testing
         let basic = BasicAuth(hosts: ["api.example.com"], delegate: delegate)
         let chain = basic --> mock
         let loads = (0..<20).map { index in Task { await chain.load(basicRequest("/\(index)")) } }
-        try await eventually { basic.waitingCount == 20 && delegate.heldCount == 1 }
+        try await eventually("waiting \(basic.waitingCount), asked \(delegate.heldCount)") {
+            basic.waitingCount == 20 && delegate.heldCount == 1
+        }
         delegate.release()
         for load in loads { #expect(try await load.finished().response?.status == .ok) }
         #expect(delegate.timesAsked == 1)
@@ -51,7 +53,9 @@ import Testing
         let basic = BasicAuth(hosts: ["api.example.com"], delegate: delegate)
         let chain = basic --> MockLoader()
         let loads = (0..<5).map { _ in Task { await chain.load(basicRequest()) } }
-        try await eventually { basic.waitingCount == 5 && delegate.heldCount == 1 }
+        try await eventually("waiting \(basic.waitingCount), asked \(delegate.heldCount)") {
+            basic.waitingCount == 5 && delegate.heldCount == 1
+        }
         delegate.release()
         for load in loads { #expect(try await load.finished().error?.code == .cannotAuthenticate) }
         #expect(delegate.timesAsked == 1)
@@ -64,7 +68,9 @@ import Testing
         let chain = basic --> mock
         let cancelled = Task { await chain.load(basicRequest("/cancelled")) }
         let kept = Task { await chain.load(basicRequest("/kept")) }
-        try await eventually { basic.waitingCount == 2 && delegate.heldCount == 1 }
+        try await eventually("waiting \(basic.waitingCount), asked \(delegate.heldCount)") {
+            basic.waitingCount == 2 && delegate.heldCount == 1
+        }
         cancelled.cancel()
         #expect(try await cancelled.finished().error?.code == .cancelled)  // before the delegate answers
         #expect(basic.waitingCount == 1)
@@ -79,13 +85,15 @@ import Testing
         let counter = MockLoader().then(status: .ok)
         let chain = basic --> counter
         let waiting = Task { await chain.load(basicRequest()) }
-        try await eventually { basic.waitingCount == 1 && delegate.heldCount == 1 }
+        try await eventually("waiting \(basic.waitingCount), asked \(delegate.heldCount)") {
+            basic.waitingCount == 1 && delegate.heldCount == 1
+        }
         await chain.reset()
         #expect(try await waiting.finished().error?.code == .resetInProgress)
         delegate.release()  // the answer to the abandoned question is ignored
 
         let after = Task { await chain.load(basicRequest()) }
-        try await eventually { delegate.heldCount == 1 }
+        try await eventually("waiting \(basic.waitingCount), asked \(delegate.heldCount)") { delegate.heldCount == 1 }
         delegate.release()
         #expect(try await after.finished().response?.status == .ok)
         #expect(counter.receivedRequests.last?.headers["Authorization"] == bob.authorizationHeaderValue)
@@ -172,7 +180,7 @@ import Testing
     }
 }
 
-@Suite(.enabled(if: httpbinURL != nil, "needs HTTPBIN_URL: run through scripts/test.sh"))
+@Suite(.noHang, .enabled(if: httpbinURL != nil, "needs HTTPBIN_URL: run through scripts/test.sh"))
 struct BasicAuthIntegrationTests {
     let base = httpbinURL!
 

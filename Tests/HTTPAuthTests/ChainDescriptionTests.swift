@@ -5,7 +5,7 @@ import Testing
 
 /// `print(chain)` with the authentication loaders: `Auth`'s sub-loaders as labelled branches, the chain going on
 /// after `Auth` at its level, and no secret anywhere.
-@Suite struct ChainDescriptionTests {
+@Suite(.noHang) struct ChainDescriptionTests {
     static func oauth(endpoints: OAuthConfiguration.Endpoints) -> OAuth {
         OAuth(
             configuration: OAuthConfiguration(

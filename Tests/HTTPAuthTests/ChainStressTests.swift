@@ -8,7 +8,7 @@ import Testing
 /// FollowRedirects above a MockLoader that answers after a random delay, and fails and redirects at random, while
 /// tasks are cancelled and the chain is reset several times, in both modes, at random moments. Runs under ThreadSanitizer in the test command. After a reset the loaders have no credentials
 /// and no delegate: authenticated requests then fail with `.cannotAuthenticate`.
-@Suite struct ChainStressTests {
+@Suite(.noHang) struct ChainStressTests {
     enum Link: CaseIterable {
         case resetGuard, auth, retry, throttle, environment, recorder, deduplicate, circuitBreaker, cache
         case followRedirects
@@ -129,7 +129,7 @@ import Testing
                         cancellers.append { task.cancel() }
                         group.addTask { for await _ in done.stream {} }
                     } else {
-                        let task = Task(priority: .low) { record(await chain.load(request)) }
+                        let task = Task { record(await chain.load(request)) }
                         cancellers.append { task.cancel() }
                         group.addTask { await task.value }  // bounded by the deadline around the group
                     }

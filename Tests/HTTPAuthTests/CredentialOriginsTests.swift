@@ -6,7 +6,7 @@ import Testing
 
 /// Credentials belong to origins — scheme, host and port — and never travel over plain http except to
 /// loopback or an http origin the app lists itself (RFC 6750 §5.3, RFC 7617 §4).
-@Suite struct CredentialOriginsTests {
+@Suite(.noHang) struct CredentialOriginsTests {
     private func request(_ url: String, method: AuthenticationMethod = .basic) -> HTTPRequest {
         var request = HTTPRequest(url: URL(string: url)!)
         request.authenticationMethod = method
@@ -121,7 +121,7 @@ import Testing
     }
 }
 
-@Suite struct BasicCredentialsValidationTests {
+@Suite(.noHang) struct BasicCredentialsValidationTests {
     @Test(arguments: [
         (BasicCredentials(username: "a:b", password: "Sekr1t"), "':'"),
         (BasicCredentials(username: ":", password: "Sekr2t"), "':'"),

@@ -14,7 +14,7 @@ import Darwin
 import Android
 #endif
 
-@Suite struct CredentialStoreTests {
+@Suite(.noHang) struct CredentialStoreTests {
     struct TokenBundle: Codable, Equatable, Sendable {
         var accessToken: String
         var refreshToken: String

@@ -118,7 +118,7 @@ func watchSession(of oauth: OAuth) async {
     #expect(mock.receivedRequests.first?.headers["Authorization"] == "Basic YW5uOnB3")
 }
 
-@Suite struct DocumentationTests {
+@Suite(.noHang) struct DocumentationTests {
     @Test func theMarkedRequestIsAuthenticatedWithTheDelegatesCredentials() async {
         let login = LoginController()
         let mock = MockLoader().then(status: .ok)

@@ -4,7 +4,7 @@ import HTTPAuth
 import Testing
 
 /// `FollowRedirects` above the authentication loaders: each hop is authenticated for its own origin.
-@Suite struct FollowRedirectsAuthTests {
+@Suite(.noHang) struct FollowRedirectsAuthTests {
     private static func hop(_ location: String) -> MockLoader.Handler {
         { request in .success(HTTPResponse(request: request, status: .found, headers: ["Location": location])) }
     }
@@ -81,7 +81,7 @@ import Testing
     }
 }
 
-@Suite(.enabled(if: httpbinURL != nil, "needs HTTPBIN_URL: run through scripts/test.sh"))
+@Suite(.noHang, .enabled(if: httpbinURL != nil, "needs HTTPBIN_URL: run through scripts/test.sh"))
 struct FollowRedirectsAuthIntegrationTests {
     let base = httpbinURL!
 

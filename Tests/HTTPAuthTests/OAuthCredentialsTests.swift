@@ -3,7 +3,7 @@ import Testing
 
 @testable import HTTPAuth
 
-@Suite struct OAuthCredentialsTests {
+@Suite(.noHang) struct OAuthCredentialsTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     @Test func readsATokenResponse() throws {
@@ -52,7 +52,7 @@ import Testing
     }
 }
 
-@Suite struct IDTokenClaimsTests {
+@Suite(.noHang) struct IDTokenClaimsTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     private func jwt(_ claims: [String: Any]) -> String {
@@ -139,7 +139,7 @@ import Testing
 }
 
 /// Token responses and dates the fuzzers broke.
-@Suite struct OAuthCredentialsFuzzFindingsTests {
+@Suite(.noHang) struct OAuthCredentialsFuzzFindingsTests {
     @Test func aHugeExpiresInIsRefusedAndAnInvalidDateIsToo() {
         let huge = Data(#"{"access_token":"a","token_type":"Bearer","expires_in":1e300}"#.utf8)
         #expect(throws: OAuthError.self) { try OAuthCredentials(tokenResponse: huge, receivedAt: Date()) }

@@ -10,7 +10,7 @@ import Testing
 /// cell says where the machine is afterwards — its position (or, when no flow runs, its situation), the current
 /// access token, whether a reset is in progress — and what it asks its driver to do. Columns for the outcomes of
 /// the driver's actions default to "not an outcome this state waits for": nothing happens.
-@Suite struct OAuthStateMachineTableTests {
+@Suite(.noHang) struct OAuthStateMachineTableTests {
     typealias Machine = OAuthStateMachine
 
     /// A state of the machine, and how to get there.
@@ -489,7 +489,7 @@ private func formFields(of request: HTTPRequest) -> [String: String] {
 }
 
 /// Whole flows through the machine, event by event, checking what it sends and what it remembers.
-@Suite struct OAuthStateMachineFlowTests {
+@Suite(.noHang) struct OAuthStateMachineFlowTests {
     typealias Machine = OAuthStateMachine
 
     private static let knownEndpoints = OAuthEndpoints(

@@ -45,12 +45,19 @@ private struct Fixture {
         try #require(result.response?.status == .ok, "login failed: \(String(describing: result.error))")
     }
 
+    /// What the loader, the delegate and the server report, for a wait that gave up.
+    var debugState: String {
+        let server = server.state.value
+        return "\(oauth.debugState); delegate: \(delegate.loginCount) logins, \(delegate.heldLoginCount) held; "
+            + "server: \(server.tokenRequests.count) token requests, \(server.tokenGate.count) held"
+    }
+
     func oauthError(_ result: HTTPResult) -> OAuthError? {
         result.error?.underlyingError as? OAuthError
     }
 }
 
-@Suite struct OAuthLoginTests {
+@Suite(.noHang) struct OAuthLoginTests {
     @Test func theFirstRequestLogsInWithPKCEStateAndNonceAndIsSentWithTheToken() async throws {
         let fixture = Fixture()
         let states = fixture.oauth.sessionStates()
@@ -106,7 +113,9 @@ private struct Fixture {
     @Test func requestsArrivingDuringALoginWaitAndAreReleasedTogether() async throws {
         let fixture = Fixture(holdsLogins: true)
         let loads = (0..<20).map { index in Task { await fixture.load(apiRequest("/item/\(index)")) } }
-        try await eventually { fixture.oauth.waitingCount == 20 && fixture.delegate.heldLoginCount == 1 }
+        try await eventually(fixture.debugState) {
+            fixture.oauth.waitingCount == 20 && fixture.delegate.heldLoginCount == 1
+        }
         #expect(fixture.oauth.situation == .authorizing)
         #expect(fixture.server.resourceRequests.isEmpty)
         fixture.delegate.releaseLogins()
@@ -227,7 +236,7 @@ private struct Fixture {
     }
 }
 
-@Suite struct OAuthDiscoveryTests {
+@Suite(.noHang) struct OAuthDiscoveryTests {
     @Test func discoveryRunsOnceAndIsKeptForLaterFlows() async throws {
         let fixture = Fixture()
         try await fixture.logIn()
@@ -276,7 +285,7 @@ private struct Fixture {
     }
 }
 
-@Suite struct OAuthRefreshTests {
+@Suite(.noHang) struct OAuthRefreshTests {
     @Test func anExpiringTokenIsRefreshedBeforeUseAndConcurrentRequestsShareOneRefresh() async throws {
         let fixture = Fixture()
         try await fixture.logIn()
@@ -289,7 +298,7 @@ private struct Fixture {
 
         fixture.server.state.withLock { $0.holdsTokenRequests = true }
         let loads = (0..<50).map { index in Task { await fixture.load(apiRequest("/item/\(index)")) } }
-        try await eventually { fixture.oauth.waitingCount == 50 }
+        try await eventually(fixture.debugState) { fixture.oauth.waitingCount == 50 }
         // Nobody went out with the token known to be stale.
         #expect(fixture.server.resourceRequests.count == 1)
         fixture.server.releaseTokenRequests()
@@ -349,7 +358,7 @@ private struct Fixture {
         let oldToken = try #require(fixture.oauth.credentials?.accessToken)
         fixture.server.state.withLock { $0.holdsResourcePaths = ["/slow"] }
         let slow = Task { await fixture.load(apiRequest("/slow")) }
-        try await eventually { fixture.server.state.value.heldResources["/slow"] != nil }
+        try await eventually(fixture.debugState) { fixture.server.state.value.heldResources["/slow"] != nil }
 
         // Meanwhile the token is refreshed by another request…
         fixture.clock.advance(by: 3_590)
@@ -452,7 +461,7 @@ private struct Fixture {
     }
 }
 
-@Suite struct OAuthSecurityTests {
+@Suite(.noHang) struct OAuthSecurityTests {
     @Test func tokensGoOnlyToTheResourceHosts() async throws {
         let fixture = Fixture()
         try await fixture.logIn()
@@ -498,12 +507,14 @@ private struct Fixture {
     }
 }
 
-@Suite struct OAuthCancellationAndResetTests {
+@Suite(.noHang) struct OAuthCancellationAndResetTests {
     @Test func aWaitingRequestThatIsCancelledCompletesAtOnce() async throws {
         let fixture = Fixture(holdsLogins: true)
         let waiting = Task { await fixture.load() }
         let other = Task { await fixture.load() }
-        try await eventually { fixture.oauth.waitingCount == 2 && fixture.delegate.heldLoginCount == 1 }
+        try await eventually(fixture.debugState) {
+            fixture.oauth.waitingCount == 2 && fixture.delegate.heldLoginCount == 1
+        }
         waiting.cancel()
         #expect(try await waiting.finished().error?.code == .cancelled)
         #expect(fixture.oauth.waitingCount == 1)
@@ -550,7 +561,7 @@ private struct Fixture {
             await fixture.oauth.reset()
             secondDone.withLock { $0 = true }
         }
-        try await eventually { fixture.oauth.resetsAwaitingLogoutCount == 1 }
+        try await eventually(fixture.debugState) { fixture.oauth.resetsAwaitingLogoutCount == 1 }
         #expect(!secondDone.value)
         gate.value?.resume()
         try await first.finished()
@@ -566,7 +577,9 @@ private struct Fixture {
     @Test func resetInterruptsALoginEvenIfTheDelegateNeverAnswers() async throws {
         let fixture = Fixture(holdsLogins: true)
         let loads = (0..<5).map { _ in Task { await fixture.load() } }
-        try await eventually { fixture.delegate.heldLoginCount == 1 && fixture.oauth.waitingCount == 5 }
+        try await eventually(fixture.debugState) {
+            fixture.delegate.heldLoginCount == 1 && fixture.oauth.waitingCount == 5
+        }
         await fixture.oauth.reset()
         for load in loads { #expect(try await load.finished().error?.code == .resetInProgress) }
         #expect(fixture.oauth.lastFlowPath == [.logOut, .done])
@@ -581,7 +594,7 @@ private struct Fixture {
         let fixture = Fixture()
         fixture.server.state.withLock { $0.holdsTokenRequests = true }  // held, ignoring cancellation
         let load = Task { await fixture.load() }
-        try await eventually { fixture.server.state.value.tokenGate.count == 1 }
+        try await eventually(fixture.debugState) { fixture.server.state.value.tokenGate.count == 1 }
         await fixture.oauth.reset()
         #expect(try await load.finished().error?.code == .resetInProgress)
         #expect(fixture.oauth.lastFlowPath == [.logOut, .done])
@@ -599,7 +612,9 @@ private struct Fixture {
         fixture.clock.advance(by: 3_590)
         fixture.server.state.withLock { $0.holdsTokenRequests = true }
         let loads = (0..<3).map { _ in Task { await fixture.load() } }
-        try await eventually { fixture.server.state.value.tokenGate.count == 1 && fixture.oauth.waitingCount == 3 }
+        try await eventually(fixture.debugState) {
+            fixture.server.state.value.tokenGate.count == 1 && fixture.oauth.waitingCount == 3
+        }
         await fixture.oauth.reset()
         for load in loads { #expect(try await load.finished().error?.code == .resetInProgress) }
         fixture.server.releaseTokenRequests()
@@ -706,7 +721,7 @@ private final class SlowLogoutDelegate: OAuthDelegate {
 }
 
 /// Issue 14's promises: what a refresh, a 401 and a reset leave behind.
-@Suite struct OAuthRefreshPromisesTests {
+@Suite(.noHang) struct OAuthRefreshPromisesTests {
     @Test func aFailedRefreshAfterA401KeepsThe401AndItsChallenge() async throws {
         let fixture = Fixture()
         try await fixture.logIn()
@@ -736,13 +751,13 @@ private final class SlowLogoutDelegate: OAuthDelegate {
         fixture.server.revokeAccessTokens()
         fixture.server.state.withLock { $0.holdsResourcePaths = ["/slow"] }
         let load = Task { await fixture.load(apiRequest("/slow")) }
-        try await eventually { fixture.server.state.value.heldResources["/slow"] != nil }
+        try await eventually(fixture.debugState) { fixture.server.state.value.heldResources["/slow"] != nil }
         let done = Box(false)
         let reset = Task {
             await fixture.oauth.reset()
             done.withLock { $0 = true }
         }
-        try await eventually { fixture.oauth.isResetting }
+        try await eventually(fixture.debugState) { fixture.oauth.isResetting }
         #expect(!done.value, "the reset did not wait for the request in flight")
         fixture.server.releaseResource("/slow")
         let result = try await load.finished()
@@ -757,9 +772,10 @@ private final class SlowLogoutDelegate: OAuthDelegate {
         fixture.server.revokeAccessTokens()
         fixture.server.state.withLock { $0.holdsTokenRequests = true }
         let first = Task { await fixture.load(apiRequest("/a")) }
-        try await eventually { fixture.server.tokenRequestCount == 2 }  // the login, then the refresh (held)
+        // The login, then the refresh (held).
+        try await eventually(fixture.debugState) { fixture.server.tokenRequestCount == 2 }
         let second = Task { await fixture.load(apiRequest("/b")) }
-        try await eventually { fixture.oauth.waitingCount == 2 }
+        try await eventually(fixture.debugState) { fixture.oauth.waitingCount == 2 }
         #expect(!fixture.server.resourceRequests.contains { $0.path == "/b" }, "sent with the rejected token")
         #expect(fixture.oauth.situation == .authorizing)
         fixture.server.releaseTokenRequests()
@@ -808,7 +824,7 @@ private final class SlowLogoutDelegate: OAuthDelegate {
 }
 
 /// A token response's `Date` header sets the server's clock against this device's.
-@Suite struct OAuthClockSkewTests {
+@Suite(.noHang) struct OAuthClockSkewTests {
     private static let tokenJSON = Data(#"{"access_token":"t","token_type":"Bearer","expires_in":3600}"#.utf8)
 
     @Test func expiryIsInTheServersClockAndComparedThroughTheOffset() throws {
@@ -874,7 +890,7 @@ private final class SlowLogoutDelegate: OAuthDelegate {
 }
 
 /// A loader registered in `Auth` under a method of the app's own authenticates that method's requests.
-@Suite struct AuthRegistrationTests {
+@Suite(.noHang) struct AuthRegistrationTests {
     @Test func anOAuthLoaderUnderAnotherMethodSendsItsToken() async {
         let mock = MockLoader().then(status: .ok)
         let oauth = OAuth(configuration: oauthConfiguration(), credentials: OAuthCredentials(accessToken: "t0k"))

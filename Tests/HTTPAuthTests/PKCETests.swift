@@ -4,7 +4,7 @@ import Testing
 
 @testable import HTTPAuth
 
-@Suite struct PKCETests {
+@Suite(.noHang) struct PKCETests {
     // MARK: Known vectors
 
     @Test func rfc7636AppendixBVector() throws {

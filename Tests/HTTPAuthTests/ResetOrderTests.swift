@@ -95,7 +95,7 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
 /// Every order of the loaders that hold requests, in both reset modes: once a reset has begun, no request leaves
 /// the chain that had not left it already; every load completes exactly once; the reset drains or cancels
 /// what is in flight as asked, and the chain works again afterwards.
-@Suite struct ResetOrderTests {
+@Suite(.noHang) struct ResetOrderTests {
     enum Link: String, CaseIterable, Sendable {
         case resetGuard, auth, retry, throttle, recorder, deduplicate, circuitBreaker, cache, followRedirects
     }
@@ -186,6 +186,13 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
             for (upper, lower) in zip(loaders, loaders.dropFirst()) { upper.nextLoader = lower }
         }
 
+        /// Where the chain's requests are, for a wait that gave up.
+        var debugState: String {
+            "at the gate \(terminal.heldAppRequests) (token requests \(terminal.heldTokenRequests)), "
+                + "Throttle \(throttle.waitingCount) waiting / \(throttle.runningCount) running, "
+                + "Retry \(retry.waitingCount), BasicAuth \(basic.waitingCount), OAuth: \(oauth.debugState)"
+        }
+
         /// The app's loads that have not completed are all parked somewhere known, or held at the gate — and
         /// so is the token request of a refresh they wait for: one still on its way down would pass the loaders'
         /// checks before the reset and reach the terminal after it began.
@@ -219,7 +226,9 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
                 results.withLock { $0[request.path, default: []].append(result) }
             }
         }
-        try await eventually { chain.isSettled(pending: requests.count - results.value.count) }
+        try await eventually("\(order) \(mode): \(results.value.count) completed; \(chain.debugState)") {
+            chain.isSettled(pending: requests.count - results.value.count)
+        }
         let completedBefore = results.value.count
         let arrivedBefore = chain.terminal.arrivals.count
 
@@ -229,7 +238,7 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
             resetDone.withLock { $0 = true }
         }
         // Everything parked fails at once; what is held at the gate is in flight.
-        try await eventually {
+        try await eventually("\(order) \(mode): \(results.value.count) completed; \(chain.debugState)") {
             results.value.values.map(\.count).reduce(0, +) >= requests.count - chain.terminal.heldAppRequests
         }
         if mode == .drain {

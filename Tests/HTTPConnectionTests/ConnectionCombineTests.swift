@@ -8,7 +8,7 @@ import Testing
 // Combine exists only on Apple platforms: these run there. On Linux, scripts/test.sh runs them against OpenCombine
 // through PlatformCheck/ (value then finished; failure materialized; cancel stops the load; nothing sent before
 // demand).
-@Suite struct ConnectionCombineTests {
+@Suite(.noHang) struct ConnectionCombineTests {
     @Test func publishesTheValueThenFinishes() async {
         let connection = Connection(loader: MockLoader().then(status: .ok, body: json(#"{"id":1,"name":"A"}"#)))
         let events = Box<[String]>([])

@@ -3,7 +3,7 @@ import HTTP
 import HTTPConnection
 import Testing
 
-@Suite struct ConnectionTests {
+@Suite(.noHang) struct ConnectionTests {
     @Test func requestsAndDecodesThroughTheChain() async throws {
         let mock = MockLoader().then(status: .ok, body: json(#"{"id":42,"name":"Zoë"}"#))
         let connection = Connection(loader: ApplyEnvironment(environment: .test) --> mock)
@@ -117,7 +117,7 @@ extension Result {
     }
 }
 
-@Suite(.enabled(if: httpbinURL != nil, "needs HTTPBIN_URL: run through scripts/test.sh"))
+@Suite(.noHang, .enabled(if: httpbinURL != nil, "needs HTTPBIN_URL: run through scripts/test.sh"))
 struct ConnectionEndToEndTests {
     struct Slideshow: Decodable, Sendable {
         struct Show: Decodable, Sendable {

@@ -80,7 +80,7 @@ enum AppEnvironment {
 extension Person: Equatable {}
 extension APIProblem: Equatable {}
 
-@Suite struct DocumentationTests {
+@Suite(.noHang) struct DocumentationTests {
     @Test func statusSamples() throws {
         // RequestsAndConnections.md, "Decide what a status means".
         let lookup = Request<Person?>(underlyingRequest: HTTPRequest(path: "/people/42")) { response in

@@ -7,7 +7,7 @@ import Testing
 /// header fields, form, JSON and multipart bodies, URLs in header fields and error messages — rendered by every
 /// sink: `PrintLoader` lines, cURL commands, and the descriptions of requests, responses, `HTTPError`,
 /// `ResponseError` and `ServerError`.
-@Suite struct RedactionAcrossSinksTests {
+@Suite(.noHang) struct RedactionAcrossSinksTests {
     @Test func plantedSecretsNeverAppearAndOtherValuesDo() async throws {
         // REDACTION_SEED=<seed> replays a run.
         let seed =

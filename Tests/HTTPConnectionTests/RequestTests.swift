@@ -3,7 +3,7 @@ import HTTP
 import HTTPConnection
 import Testing
 
-@Suite struct RequestTests {
+@Suite(.noHang) struct RequestTests {
     private func response(_ status: HTTPStatus, _ body: String = "", headers: HTTPHeaders = [:]) -> HTTPResponse {
         HTTPResponse(
             request: HTTPRequest(host: "api.example.com", path: "/people/42"), status: status, headers: headers,

@@ -3,7 +3,7 @@ import HTTP
 import HTTPConnection
 import Testing
 
-@Suite struct ResponseErrorTests {
+@Suite(.noHang) struct ResponseErrorTests {
     private let request = HTTPRequest(
         host: "api.example.com", path: "/token", query: [URLQueryItem(name: "client_secret", value: "cl1ent")])
 

@@ -141,3 +141,10 @@ private func timedOut(_ message: String, sourceLocation: SourceLocation) throws 
     try #require(waitEndedInTime, Comment(rawValue: message), sourceLocation: sourceLocation)
     preconditionFailure("#require(false) returned")
 }
+
+extension Trait where Self == TimeLimitTrait {
+    /// Every suite's time limit, so that no test can hang the run: a test case still running after three minutes
+    /// fails, and its task is cancelled — which ends every load in it, since loaders honour cancellation. A test
+    /// takes milliseconds to seconds; the limit is for a test that waits on something that will never come.
+    public static var noHang: Self { .timeLimit(.minutes(3)) }
+}

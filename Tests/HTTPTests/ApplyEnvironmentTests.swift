@@ -12,7 +12,7 @@ extension ServerEnvironment {
     fileprivate static let staging = ServerEnvironment(scheme: "http", host: "localhost", port: 8080, pathPrefix: "/")
 }
 
-@Suite struct ApplyEnvironmentTests {
+@Suite(.noHang) struct ApplyEnvironmentTests {
     private func sent(
         _ request: HTTPRequest, through environment: ServerEnvironment = .production
     ) async -> HTTPRequest? {

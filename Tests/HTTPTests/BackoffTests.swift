@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import Testing
 
-@Suite struct BackoffTests {
+@Suite(.noHang) struct BackoffTests {
     private let clock = ManualClock()
     /// Sat, 21 Nov 2026 12:00:00 GMT.
     private let now = Date(timeIntervalSince1970: 1_795_262_400)

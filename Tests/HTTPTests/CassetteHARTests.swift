@@ -5,7 +5,7 @@ import Testing
 
 /// The HAR export against the HAR 1.2 specification (http://www.softwareishard.com/blog/har-12-spec/): every
 /// required field, with its type, at every level.
-@Suite struct CassetteHARTests {
+@Suite(.noHang) struct CassetteHARTests {
     static func cassette() async -> Cassette {
         let clock = TestNow()
         let recorder = Recorder(now: clock.now)

@@ -3,7 +3,7 @@ import Testing
 
 @testable import HTTP
 
-@Suite struct CassetteTests {
+@Suite(.noHang) struct CassetteTests {
     static let entry = Cassette.Entry(
         sequence: 0, loadID: UUID(uuidString: "6F9619FF-8B86-D011-B42D-00C04FC964FF")!, attempt: 2,
         startedAt: Date(timeIntervalSince1970: 1_800_000_000.125), duration: .milliseconds(42),

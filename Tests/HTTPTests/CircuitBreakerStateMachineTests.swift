@@ -4,7 +4,7 @@ import Testing
 @testable import HTTP
 
 /// The state machine alone, state by state and event by event: no loader, no clock, no concurrency.
-@Suite struct CircuitBreakerStateMachineTests {
+@Suite(.noHang) struct CircuitBreakerStateMachineTests {
     typealias Machine = CircuitBreakerStateMachine
 
     /// Opens at half of at least four requests failing in 10 s; open for 5 s, then 10, then 20 at most.

@@ -3,7 +3,7 @@ import Testing
 
 @testable import HTTP
 
-@Suite struct CircuitBreakerTests {
+@Suite(.noHang) struct CircuitBreakerTests {
     private let clock = ManualClock()
 
     /// Opens when half of at least four requests in 10 s fail; open for 5 s at first, 20 s at most.

@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import Testing
 
-@Suite struct ClientIdentityTests {
+@Suite(.noHang) struct ClientIdentityTests {
     /// Stands in for a private key: a DER SEQUENCE, which is all the identity checks. Not a key: no private key is
     /// kept in this repository.
     static let standInKey = Data(

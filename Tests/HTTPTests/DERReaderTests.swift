@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import Testing
 
-@Suite struct DERReaderTests {
+@Suite(.noHang) struct DERReaderTests {
     private func readAll(_ bytes: [UInt8]) throws(DERReader.Failure) -> [DERReader.Element] {
         var reader = DERReader(bytes[...])
         var elements: [DERReader.Element] = []

@@ -16,7 +16,7 @@ import FoundationNetworking
 // Samples that would reach the network (a `URLSessionLoader` that loads) are compiled and never run; everything
 // else runs against `MockLoader` and is checked against what its article says.
 
-@Suite struct DocumentationExamplesTests {}
+@Suite(.noHang) struct DocumentationExamplesTests {}
 
 /// In this file, `Mutex` is a stand-in for `Synchronization.Mutex` (not imported here) with the same `withLock`,
 /// built on the tests' pthread-based `Locked`. The samples use `Mutex`, as readers should; but on Linux
@@ -94,7 +94,7 @@ private func person(_ id: Int, from chain: HTTPLoader) async throws -> Person? {
 }
 
 extension DocumentationExamplesTests {
-    @Suite struct BuildingAChain {
+    @Suite(.noHang) struct BuildingAChain {
         @Test func requestsGoWhereTheirEnvironmentSays() async throws {
             // BuildingAChain.md, "Describe your servers".
             let relative = HTTPRequest(path: "/people/42")
@@ -416,7 +416,7 @@ private final class Gate: HTTPLoader, @unchecked Sendable {
 }
 
 extension DocumentationExamplesTests {
-    @Suite struct WritingALoader {
+    @Suite(.noHang) struct WritingALoader {
         @Test func requestsPerHostSitsAfterApplyEnvironment() {
             // WritingALoader.md, "Override only what you change". Builds a URLSessionLoader, never loads.
             let counter = RequestsPerHost()
@@ -472,7 +472,7 @@ private func value<T: Sendable>(of task: Task<T, Never>, within seconds: Double 
 // MARK: - TestingWithMockLoader.md
 
 extension DocumentationExamplesTests {
-    @Suite struct TestingWithMockLoader {
+    @Suite(.noHang) struct TestingWithMockLoader {
         // TestingWithMockLoader.md, "Queue answers".
         @Test func answersInOrder() async throws {
             let mock = MockLoader()
@@ -619,6 +619,7 @@ extension DocumentationExamplesTests {
     }
 
     // TestingWithMockLoader.md, "Organise tests in suites".
+    // Nested: the time limit of DocumentationExamplesTests applies to it.
     @Suite struct PeopleAPITests {
         let mock = MockLoader()
         let chain: ResetGuard
@@ -659,7 +660,7 @@ private func optingBackIn() -> URLSessionLoader {
 }
 
 extension DocumentationExamplesTests {
-    @Suite struct URLSessionBehaviour {
+    @Suite(.noHang) struct URLSessionBehaviour {
         @Test func theDefaultConfigurationTurnsURLSessionsOwnStateOff() {
             let configuration = URLSessionLoader.defaultConfiguration
             #expect(configuration.httpCookieStorage == nil)
@@ -721,7 +722,7 @@ extension DocumentationExamplesTests {
 // MARK: - The articles and this file agree
 
 extension DocumentationExamplesTests {
-    @Suite struct SamplesMatchTheArticles {
+    @Suite(.noHang) struct SamplesMatchTheArticles {
         static let thisFile = URL(fileURLWithPath: #filePath)
         static let catalog = thisFile.deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Sources/HTTP/HTTP.docc")
@@ -784,7 +785,7 @@ private final class APIVersion: HTTPLoader, @unchecked Sendable {  // Sendable: 
 }
 
 extension DocumentationExamplesTests {
-    @Suite struct DescribingChains {
+    @Suite(.noHang) struct DescribingChains {
         @Test func aChainPrintsOneLinePerLoader() {
             // BuildingAChain.md, "Print a chain".
             let described = makeChain(for: .production, verbose: true, terminal: MockLoader())

@@ -26,7 +26,7 @@ private struct Spy: HTTPRetryStrategy {
     func mayRetry(_ status: HTTPStatus) -> Bool { !declaresStatus || status == self.status }
 }
 
-@Suite struct FirstDecisionStrategyTests {
+@Suite(.noHang) struct FirstDecisionStrategyTests {
     private let clock = ManualClock()
 
     private func retry(_ strategy: any HTTPRetryStrategy) -> Retry {

@@ -12,7 +12,7 @@ private struct RetryOnConflict: HTTPRetryStrategy {
     }
 }
 
-@Suite struct FlowControlDocumentationTests {
+@Suite(.noHang) struct FlowControlDocumentationTests {
     @Test func throttleSample() {
         let throttle = Throttle(maximumNumberOfRequests: 4)
         let chain = Retry() --> throttle --> URLSessionLoader()

@@ -3,7 +3,7 @@ import HTTP
 import Testing
 
 /// Retry and Throttle against real servers: httpbin for statuses, nginx for a real rate limiter.
-@Suite(.enabled(if: TestServers.httpbin != nil, "needs HTTPBIN_URL: run through scripts/test.sh"))
+@Suite(.noHang, .enabled(if: TestServers.httpbin != nil, "needs HTTPBIN_URL: run through scripts/test.sh"))
 struct RetryHTTPBinIntegrationTests {
     let base = TestServers.httpbin!
 
@@ -55,7 +55,7 @@ struct RetryHTTPBinIntegrationTests {
     }
 }
 
-@Suite(.enabled(if: TestServers.nginx != nil, "needs NGINX_URL: run through scripts/test.sh"))
+@Suite(.noHang, .enabled(if: TestServers.nginx != nil, "needs NGINX_URL: run through scripts/test.sh"))
 struct RetryRateLimitIntegrationTests {
     let base = TestServers.nginx!
 

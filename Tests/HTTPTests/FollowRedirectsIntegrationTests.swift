@@ -4,7 +4,7 @@ import HTTPTestSupport
 import Testing
 
 /// `FollowRedirects` over `URLSessionLoader` against a real httpbin on loopback, started by `scripts/servers.sh`.
-@Suite(.enabled(if: TestServers.httpbin != nil, "needs HTTPBIN_URL: run through scripts/test.sh"))
+@Suite(.noHang, .enabled(if: TestServers.httpbin != nil, "needs HTTPBIN_URL: run through scripts/test.sh"))
 struct FollowRedirectsIntegrationTests {
     let base = TestServers.httpbin!
     let chain = FollowRedirects() --> URLSessionLoader()

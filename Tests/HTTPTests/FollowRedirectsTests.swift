@@ -46,7 +46,7 @@ private final class ScriptedTerminal: HTTPLoader, @unchecked Sendable {
     }
 }
 
-@Suite struct FollowRedirectsTests {
+@Suite(.noHang) struct FollowRedirectsTests {
     private static let start = URL(string: "https://api.example.com/start")!
 
     private static func redirect(_ status: HTTPStatus, to location: String) -> MockLoader {

@@ -4,7 +4,7 @@ import HTTPTestSupport
 import Testing
 
 /// `HTTPBodySource.chunks(ofSize:)`: every byte in order, read only as the consumer asks.
-@Suite struct HTTPBodySourceTests {
+@Suite(.noHang) struct HTTPBodySourceTests {
     @Test func chunksHoldEveryByteInOrderAcrossSources() async throws {
         let folder = FileManager.default.temporaryDirectory.appending(path: "http-source-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

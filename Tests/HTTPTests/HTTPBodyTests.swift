@@ -13,7 +13,7 @@ private struct Unencodable: Encodable, Sendable {
     }
 }
 
-@Suite struct HTTPBodyTests {
+@Suite(.noHang) struct HTTPBodyTests {
     @Test func emptyBody() throws {
         #expect(EmptyBody().isEmpty)
         #expect(try EmptyBody().encode().isEmpty)
@@ -81,7 +81,7 @@ private struct Unencodable: Encodable, Sendable {
     }
 }
 
-@Suite struct MultipartFormBodyTests {
+@Suite(.noHang) struct MultipartFormBodyTests {
     @Test func encodesFieldsAndFilesPerRFC7578() throws {
         var form = MultipartFormBody(boundary: "XYZ")
         form.addField(named: "title", value: "Holiday")

@@ -1,7 +1,7 @@
 import HTTP
 import Testing
 
-@Suite struct HTTPHeadersTests {
+@Suite(.noHang) struct HTTPHeadersTests {
     @Test func lookupIgnoresCase() {
         let headers: HTTPHeaders = ["Content-Type": "application/json"]
         #expect(headers["content-type"] == "application/json")

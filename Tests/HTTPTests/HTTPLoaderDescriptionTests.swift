@@ -34,7 +34,7 @@ private final class Careless: HTTPLoader, @unchecked Sendable {
     override var configurationDescription: String { "region: eu, apiKey: s3cr3t" }
 }
 
-@Suite struct HTTPLoaderDescriptionTests {
+@Suite(.noHang) struct HTTPLoaderDescriptionTests {
     @Test func aChainIsOneLinePerLoaderWithItsConfiguration() {
         let environment = ServerEnvironment(
             host: "api.example.com", port: 8443, pathPrefix: "/v1", headers: ["X-API-Key": "k3y-value"],

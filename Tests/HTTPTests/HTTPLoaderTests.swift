@@ -13,7 +13,7 @@ private final class UserAgent: HTTPLoader, @unchecked Sendable {
     }
 }
 
-@Suite struct HTTPLoaderTests {
+@Suite(.noHang) struct HTTPLoaderTests {
     @Test func aLoaderWithNoNextLoaderFailsWithCannotConnect() async {
         let result = await HTTPLoader().load(HTTPRequest(host: "example.com"))
         #expect(result.error?.code == .cannotConnect)
@@ -85,7 +85,7 @@ private final class UserAgent: HTTPLoader, @unchecked Sendable {
     }
 }
 
-@Suite struct HTTPTaskTests {
+@Suite(.noHang) struct HTTPTaskTests {
     @Test func completionRunsOnceWithTheResult() async throws {
         let results = Locked<[HTTPResult]>([])
         let mock = MockLoader().then(status: .created)

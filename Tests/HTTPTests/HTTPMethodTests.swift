@@ -1,7 +1,7 @@
 import HTTP
 import Testing
 
-@Suite struct HTTPMethodTests {
+@Suite(.noHang) struct HTTPMethodTests {
     @Test func standardMethodsHaveTheirTokens() {
         #expect(HTTPMethod.get.rawValue == "GET")
         #expect(HTTPMethod.patch.rawValue == "PATCH")

@@ -4,7 +4,7 @@ import Testing
 
 @testable import HTTP
 
-@Suite struct HTTPMetricsTests {
+@Suite(.noHang) struct HTTPMetricsTests {
     private let start = ContinuousClock.now
 
     private func metrics(

@@ -10,7 +10,7 @@ import FoundationNetworking
 /// Requests built from random text in every settable part, sent through a real `URLSessionLoader`: none may
 /// crash the process, and each must either fail as invalid or go out with a URL that says exactly what its
 /// parts say.
-@Suite struct HTTPRequestFuzzTests {
+@Suite(.noHang) struct HTTPRequestFuzzTests {
     /// Text that exercises every rule: characters URLs must encode, CR/LF/NUL, `%` with and without hex digits,
     /// delimiters, IPv6 brackets, non-ASCII letters, marks, symbols and a zero-width space.
     static let alphabet: [Character] = Array(
@@ -139,8 +139,7 @@ import FoundationNetworking
                     if outcome.invalid { tally.invalid += 1 } else { tally.transported += 1 }
                     if let problem = outcome.problem { tally.problems.append(problem) }
                 }
-                // Low priority: the tests that time something run alongside.
-                group.addTask(priority: .low) {
+                group.addTask {
                     switch await chain.load(request) {
                     case .failure(let error) where error.code == .invalidRequest:
                         let namesAPart = Self.parts.contains { error.message.contains($0) }

@@ -10,7 +10,7 @@ private enum Tag: HTTPRequestOption {
     static let defaultOptionValue: String? = nil
 }
 
-@Suite struct HTTPRequestTests {
+@Suite(.noHang) struct HTTPRequestTests {
     @Test func defaultsAreAGetOverHTTPSWithNoHost() {
         let request = HTTPRequest()
         #expect(request.method == .get)
@@ -109,7 +109,7 @@ private enum Tag: HTTPRequestOption {
     }
 }
 
-@Suite struct HTTPRequestValidationTests {
+@Suite(.noHang) struct HTTPRequestValidationTests {
     private func message(_ request: HTTPRequest) -> String? {
         do {
             try request.validate()

@@ -1,7 +1,7 @@
 import HTTP
 import Testing
 
-@Suite struct HTTPStatusTests {
+@Suite(.noHang) struct HTTPStatusTests {
     @Test(arguments: [
         (100, HTTPStatus.Kind.informational), (204, .success), (304, .redirection), (404, .clientError),
         (503, .serverError), (99, .invalid), (600, .invalid),

@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import Testing
 
-@Suite struct LoadIDTests {
+@Suite(.noHang) struct LoadIDTests {
     @Test func identitiesAreUniqueAcrossConcurrentLoads() async {
         let mock = MockLoader()
         for _ in 0..<500 { mock.then(status: .ok) }

@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import Testing
 
-@Suite struct MockLoaderTests {
+@Suite(.noHang) struct MockLoaderTests {
     @Test func answersFromTheQueueInOrderAndRecordsRequests() async {
         let mock = MockLoader()
             .then { request in .success(HTTPResponse(request: request, status: .ok, body: Data("one".utf8))) }
@@ -51,16 +51,29 @@ import Testing
     }
 
     @Test func resetWaitsForRunningHandlers() async throws {
+        // The handler runs until the test lets it return, after the reset has begun: a reset that did not wait
+        // for it would return while `finished` is still false.
+        let (release, open) = AsyncStream.makeStream(of: Void.self)
         let finished = Locked(false)
         let mock = MockLoader().then { request in
-            try? await Task.sleep(for: .milliseconds(50))
+            for await _ in release {}
             finished.withLock { $0 = true }
             return .success(HTTPResponse(request: request))
         }
-        let load = Task { await mock.load(HTTPRequest(host: "example.com")) }
+        let signal = ResetSignal()
+        let chain = signal --> mock
+        let load = Task { await chain.load(HTTPRequest(host: "example.com")) }
         try await eventually { !mock.receivedRequests.isEmpty }
-        await mock.reset()
+        let resetReturned = Locked(false)
+        let reset = Task {
+            await chain.reset()
+            resetReturned.withLock { $0 = true }
+        }
+        try await eventually { signal.isResetting }
+        #expect(!resetReturned.value, "the reset returned while the handler ran")
+        open.finish()
+        try await reset.finished()
         #expect(finished.value)
-        _ = try await load.finished()
+        #expect(try await load.finished().response?.status == .ok)
     }
 }

@@ -4,7 +4,7 @@ import Testing
 
 private struct MissingToken: Error {}
 
-@Suite struct ModifyRequestTests {
+@Suite(.noHang) struct ModifyRequestTests {
     @Test func sendsTheModifiedRequest() async {
         let mock = MockLoader().then(status: .ok)
         let chain =

@@ -18,7 +18,7 @@ final class EventRecorder: HTTPEventObserver {
     func events(of load: LoadID) -> [HTTPEvent] { all.filter { $0.loadID == load } }
 }
 
-@Suite struct ObserveTests {
+@Suite(.noHang) struct ObserveTests {
     @Test func aLoadIsReportedFromStartToFinishWithTheTerminalsAttempt() async throws {
         let recorder = EventRecorder()
         let mock = MockLoader().then(status: .ok, body: Data(count: 213))

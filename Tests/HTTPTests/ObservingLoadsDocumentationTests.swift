@@ -71,7 +71,7 @@ private struct AttemptSpans: HTTPEventObserver {
     }
 }
 
-@Suite struct ObservingLoadsDocumentationTests {
+@Suite(.noHang) struct ObservingLoadsDocumentationTests {
     @Test func timingsOfAResultAndOfAFailure() async {
         let mock = MockLoader().then(status: .ok, body: Data(count: 213)).then(failWith: .timedOut)
         let success = await mock.load(HTTPRequest(host: "api.example.com"))

@@ -3,7 +3,7 @@ import Testing
 
 @testable import HTTP
 
-@Suite struct OriginTests {
+@Suite(.noHang) struct OriginTests {
     @Test func portsDefaultFromTheSchemeAndCaseIsIgnored() {
         #expect(Origin(URL(string: "https://A.example.com/x")!) == Origin(URL(string: "https://a.example.com:443/y")!))
         #expect(Origin(URL(string: "HTTP://example.com")!) == Origin(scheme: "http", host: "EXAMPLE.com", port: 80))
@@ -62,7 +62,7 @@ import Testing
     }
 }
 
-@Suite struct PunycodeTests {
+@Suite(.noHang) struct PunycodeTests {
     /// RFC 3492 §7.1's samples, and names whose encodings browsers agree on.
     @Test(arguments: [
         ("bücher", "bcher-kva"),

@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import Testing
 
-@Suite struct PEMTests {
+@Suite(.noHang) struct PEMTests {
     private func block(_ label: String, _ bytes: [UInt8]) -> String {
         "-----BEGIN \(label)-----\n\(Data(bytes).base64EncodedString(options: .lineLength64Characters))\n-----END \(label)-----\n"
     }

@@ -3,7 +3,7 @@ import Testing
 
 @testable import HTTP
 
-@Suite struct PercentEncodingTests {
+@Suite(.noHang) struct PercentEncodingTests {
     @Test func encodesEverythingOutsideTheAllowedBytes() {
         #expect(
             PercentEncoding.encode("/people/Zoë Smith", allowing: PercentEncoding.pathAllowed)

@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import Testing
 
-@Suite struct PrintLoaderTests {
+@Suite(.noHang) struct PrintLoaderTests {
     @Test func writesOneLineForTheRequestAndOneForTheResponse() async throws {
         let sink = LineSink()
         let mock = MockLoader().then(status: .ok, body: Data(count: 213))
@@ -201,7 +201,7 @@ import Testing
     }
 }
 
-@Suite struct CURLTests {
+@Suite(.noHang) struct CURLTests {
     @Test func getRequest() {
         let request = HTTPRequest(host: "example.com", path: "/a b", headers: ["Accept": "application/json"])
         #expect(request.cURLCommand() == "curl 'https://example.com/a%20b' \\\n  -H 'Accept: application/json'")
@@ -293,7 +293,7 @@ import Testing
     }
 }
 
-@Suite struct HTTPErrorTests {
+@Suite(.noHang) struct HTTPErrorTests {
     @Test func descriptionNamesCodeMethodURLMessageStatusAndCause() {
         let request = HTTPRequest(method: .post, host: "example.com", path: "/x")
         let response = HTTPResponse(request: request, status: .badGateway)
@@ -360,7 +360,7 @@ import Testing
 }
 
 /// cURL renderings the fuzzers broke.
-@Suite struct CURLFuzzFindingsTests {
+@Suite(.noHang) struct CURLFuzzFindingsTests {
     @Test func aQuoteBeforeACombiningMarkCannotEndTheQuoting() {
         var request = HTTPRequest(method: .post, host: "a.b")
         request.body = JSONBody(["text": "'\u{301}; echo INJECTED >&2; : '\u{301}"])

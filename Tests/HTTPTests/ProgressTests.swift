@@ -5,7 +5,7 @@ import Testing
 
 /// Progress reports over MockLoader (the transport's are tested against nginx in TransferIntegrationTests), and
 /// `reportingProgress(_:to:)`, whose stream must finish however the transfer ends.
-@Suite struct ProgressTests {
+@Suite(.noHang) struct ProgressTests {
     private func recording(_ request: HTTPRequest) -> (HTTPRequest, Locked<[HTTPProgress]>) {
         let reports = Locked<[HTTPProgress]>([])
         var copy = request
@@ -193,7 +193,7 @@ import Testing
 }
 
 /// Downloads replace what is at their destination in one step.
-@Suite struct DownloadDestinationTests {
+@Suite(.noHang) struct DownloadDestinationTests {
     @Test func aDownloadReplacesAnExistingFileEveryTime() async throws {
         let directory = TemporaryDirectory()
         let destination = directory.file("report.bin")
@@ -225,7 +225,7 @@ import Testing
 
 /// The reporter's rate: held-back changes are reported when the interval ends, reports arrive in order and one
 /// at a time, and none follow the end of the transfer.
-@Suite struct ProgressReporterTests {
+@Suite(.noHang) struct ProgressReporterTests {
     private func reporter(clock: ManualClock) -> (ProgressReporter, Locked<[HTTPProgress]>) {
         let reports = Locked<[HTTPProgress]>([])
         var request = HTTPRequest(host: "api.example.com", path: "/file")

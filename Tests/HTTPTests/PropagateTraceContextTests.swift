@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import Testing
 
-@Suite struct PropagateTraceContextTests {
+@Suite(.noHang) struct PropagateTraceContextTests {
     /// `Observe → Retry → PropagateTraceContext → mock`, retrying every failure at once, up to three attempts.
     private func retryingChain(
         _ mock: MockLoader, trace: PropagateTraceContext = PropagateTraceContext()

@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import Testing
 
-@Suite struct PublicKeyPinningTests {
+@Suite(.noHang) struct PublicKeyPinningTests {
     /// The fixtures' chain, leaf first: leaf (RSA), intermediate, root.
     static let chain = [TrustFixtures.leafRSA.der, TrustFixtures.intermediate.der, TrustFixtures.root.der]
 

@@ -17,7 +17,7 @@ private func makeChain(for environment: ServerEnvironment, verbose: Bool) -> HTT
         --> URLSessionLoader()  // the network
 }
 
-@Suite struct ReadmeExampleTests {
+@Suite(.noHang) struct ReadmeExampleTests {
     @Test func theChainIsAssembledAsDescribed() {
         let chain = makeChain(for: .production, verbose: true)
         #expect(chain is ResetGuard)

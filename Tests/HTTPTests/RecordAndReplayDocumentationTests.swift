@@ -18,7 +18,7 @@ private func terminal(for cassette: URL, network: HTTPLoader = URLSessionLoader(
     return Recorder(file: cassette) --> network
 }
 
-@Suite struct RecordAndReplayDocumentationTests {
+@Suite(.noHang) struct RecordAndReplayDocumentationTests {
     static let person = Data(#"{"name":"Zoë"}"#.utf8)
 
     @Test func recordThenReplayThenExport() async throws {

@@ -3,7 +3,7 @@ import HTTP
 import Testing
 
 /// Recording real traffic from httpbin, replaying it without the server, and exporting it as HAR.
-@Suite(.enabled(if: TestServers.httpbin != nil, "needs HTTPBIN_URL: run through scripts/test.sh"))
+@Suite(.noHang, .enabled(if: TestServers.httpbin != nil, "needs HTTPBIN_URL: run through scripts/test.sh"))
 struct RecordReplayIntegrationTests {
     let base = TestServers.httpbin!
 

@@ -7,7 +7,7 @@ import Testing
 /// `MockLoader`, with cancellations and resets in both modes; the cassette then holds exactly the loads whose
 /// results came from the server side, each once and as its caller saw it, and a `ReplayLoader` gives every one of
 /// them back to concurrent callers. Runs under ThreadSanitizer in the test command.
-@Suite struct RecordReplayStressTests {
+@Suite(.noHang) struct RecordReplayStressTests {
     @Test(arguments: 0..<2)
     func everyLoadIsRecordedOnceAsItsCallerSawItAndReplayedOnce(run: Int) async throws {
         let seed = SplitMix64.seed()

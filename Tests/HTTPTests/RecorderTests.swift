@@ -23,7 +23,7 @@ final class HandlerGate: Sendable {
     }
 }
 
-@Suite struct RecorderTests {
+@Suite(.noHang) struct RecorderTests {
     @Test func recordsTheRequestAsSentAndTheResponseWithSecretsRedacted() async throws {
         let clock = TestNow()
         let recorder = Recorder(now: clock.now)

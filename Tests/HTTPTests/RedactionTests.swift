@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import Testing
 
-@Suite struct RedactionTests {
+@Suite(.noHang) struct RedactionTests {
     // MARK: Names
 
     @Test func standardHidesTheCredentialsOfHTTPAndOAuth() {
@@ -299,7 +299,7 @@ import Testing
 }
 
 /// The names the first release had, still working.
-@Suite struct RedactionFirstReleaseAPITests {
+@Suite(.noHang) struct RedactionFirstReleaseAPITests {
     @Test func theFirstReleasesNamesStillWork() {
         let redaction = Redaction(headerNames: ["X-Session"], bodyFieldNames: ["pin"]).addingBodyFields("otp2")
         #expect(redaction.headerNames == ["x-session", "pin", "otp2"])

@@ -6,7 +6,7 @@ import Testing
 
 /// The pure part of following a redirect: resolving `Location` (RFC 3986 §5) and turning the redirected request into
 /// the next one.
-@Suite struct RedirectRulesTests {
+@Suite(.noHang) struct RedirectRulesTests {
     /// A target as one string, to compare with RFC 3986's examples.
     private static func text(_ target: Target) -> String {
         var text = "\(target.scheme)://\(target.host ?? "")"

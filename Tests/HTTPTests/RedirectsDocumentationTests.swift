@@ -11,7 +11,7 @@ extension ServerEnvironment {
     fileprivate static let production = ServerEnvironment(host: "api.example.com", pathPrefix: "/v1")
 }
 
-@Suite struct RedirectsDocumentationTests {
+@Suite(.noHang) struct RedirectsDocumentationTests {
     @Test func theChainSample() {
         let chain =
             ApplyEnvironment(environment: .production)

@@ -3,7 +3,7 @@ import Testing
 
 @testable import HTTP
 
-@Suite struct ReplayLoaderTests {
+@Suite(.noHang) struct ReplayLoaderTests {
     /// Records `requests` answered by `mock`'s handlers, and returns the cassette.
     static func record(_ requests: [HTTPRequest], from mock: MockLoader) async -> Cassette {
         let recorder = Recorder()

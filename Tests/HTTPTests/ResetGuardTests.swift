@@ -24,7 +24,7 @@ private final class SlowReset: HTTPLoader, @unchecked Sendable {
     }
 }
 
-@Suite struct ResetGuardTests {
+@Suite(.noHang) struct ResetGuardTests {
     @Test func passesLoadsThroughWhenNotResetting() async {
         let chain = ResetGuard() --> MockLoader().then(status: .ok)
         #expect(await chain.load(HTTPRequest(host: "example.com")).response?.status == .ok)

@@ -29,7 +29,7 @@ private final class LegacyCounter: HTTPLoader, @unchecked Sendable {
     }
 }
 
-@Suite struct ResetProtocolTests {
+@Suite(.noHang) struct ResetProtocolTests {
     @Test func phasesRunOnEveryLoaderTopToBottomAndEndBottomToTop() async {
         let log = Locked<[String]>([])
         let chain = PhaseRecorder("a", log: log) --> PhaseRecorder("b", log: log) --> PhaseRecorder("c", log: log)
@@ -142,7 +142,7 @@ private final class LegacyCounter: HTTPLoader, @unchecked Sendable {
 }
 
 /// A load whose task is already cancelled stops at the first loader that sees it.
-@Suite struct CancelledLoadTests {
+@Suite(.noHang) struct CancelledLoadTests {
     private static func heads() -> [(String, HTTPLoader)] {
         [
             ("ApplyEnvironment", ApplyEnvironment(environment: ServerEnvironment(host: "h"))),

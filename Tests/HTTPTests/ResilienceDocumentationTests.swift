@@ -11,7 +11,7 @@ extension ServerEnvironment {
     fileprivate static let production = ServerEnvironment(host: "api.example.com", pathPrefix: "/v1")
 }
 
-@Suite struct ResilienceDocumentationTests {
+@Suite(.noHang) struct ResilienceDocumentationTests {
     @Test func deduplicateSample() async throws {
         let deduplicate = Deduplicate(ignoringHeaderFields: ["X-Request-ID"])
         let chain =

@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import Testing
 
-@Suite struct ResponseDeliveryTests {
+@Suite(.noHang) struct ResponseDeliveryTests {
     /// A folder of the test's own, removed afterwards.
     private static func withFolder(_ body: (URL) throws -> Void) throws {
         let folder = FileManager.default.temporaryDirectory.appending(path: "response-delivery-\(UUID().uuidString)")

@@ -19,7 +19,7 @@ func randomSeed(_ test: String) -> UInt64 {
     return seed
 }
 
-@Suite struct RetryAfterTests {
+@Suite(.noHang) struct RetryAfterTests {
     /// Sat, 21 Nov 2026 12:00:00 GMT.
     private let now = Date(timeIntervalSince1970: 1_795_262_400)
     private let century = Duration.seconds(3_155_760_000)

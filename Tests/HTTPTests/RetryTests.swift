@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import Testing
 
-@Suite struct RetryTests {
+@Suite(.noHang) struct RetryTests {
     private let clock = ManualClock()
 
     private func retry(_ strategy: any HTTPRetryStrategy, budget: RetryBudget? = nil, now: Date = Date()) -> Retry {
@@ -228,7 +228,7 @@ import Testing
 }
 
 /// The seed's question (part 12): throttle --> retry, or retry --> throttle?
-@Suite struct RetryAndThrottleOrderTests {
+@Suite(.noHang) struct RetryAndThrottleOrderTests {
     private func run(retryFirst: Bool) async throws -> [String] {
         let clock = ManualClock()
         let gate = GateLoader()

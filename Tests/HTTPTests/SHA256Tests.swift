@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import Testing
 
-@Suite struct SHA256Tests {
+@Suite(.noHang) struct SHA256Tests {
     /// A message and its SHA-256 digest in lowercase hex.
     struct Vector: Sendable, CustomTestStringConvertible {
         let name: String

@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import Testing
 
-@Suite struct ServerTrustPolicyTests {
+@Suite(.noHang) struct ServerTrustPolicyTests {
     @Test func aRequestUsesTheLoadersSettingsUnlessItSaysOtherwise() {
         let request = HTTPRequest(host: "api.example.test")
         #expect(request.serverTrustPolicy == .loaderDefault)

@@ -3,7 +3,7 @@ import Testing
 
 @testable import HTTP
 
-@Suite struct TLSChallengeDecisionTests {
+@Suite(.noHang) struct TLSChallengeDecisionTests {
     static let chain = [TrustFixtures.leafRSA.der, TrustFixtures.intermediate.der, TrustFixtures.root.der]
 
     /// Decides a server-trust challenge for example.test:443, logging the platform's evaluation and the evaluator's.

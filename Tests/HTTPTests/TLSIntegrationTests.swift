@@ -6,7 +6,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite struct TLSServerPresenceTests {
+@Suite(.noHang) struct TLSServerPresenceTests {
     /// The test command sets HTTP_REQUIRE_SERVERS=1: then the TLS suite must not be skipped.
     @Test func tlsServersArePresentWhenRequired() {
         guard TestServers.areRequired else { return }
@@ -22,6 +22,7 @@ import FoundationNetworking
 
 /// `URLSessionLoader` against HTTPS servers with bad certificates on loopback, started by `scripts/servers.sh`.
 @Suite(
+    .noHang,
     .enabled(
         if: TestServers.tlsSelfSigned != nil && TestServers.tlsExpired != nil && TestServers.tlsWrongName != nil
             && TestServers.tlsTrusted != nil,

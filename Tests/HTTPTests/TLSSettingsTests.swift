@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import Testing
 
-@Suite struct TLSSettingsTests {
+@Suite(.noHang) struct TLSSettingsTests {
     static let loaderEvaluator = RecordingEvaluator(name: "loader's")
     static let requestEvaluator = RecordingEvaluator(name: "request's")
 

@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import Testing
 
-@Suite struct ThrottleTests {
+@Suite(.noHang) struct ThrottleTests {
     private func request(_ path: String, priority: ThrottlePriority = .normal) -> HTTPRequest {
         var request = HTTPRequest(host: "example.com", path: path)
         request.throttlePriority = priority

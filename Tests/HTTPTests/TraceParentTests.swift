@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import Testing
 
-@Suite struct TraceParentTests {
+@Suite(.noHang) struct TraceParentTests {
     @Test func parsesTheStandardsExamples() throws {
         let parent = try #require(TraceParent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"))
         #expect(parent.traceID.description == "4bf92f3577b34da6a3ce929d0e0e4736")

@@ -49,7 +49,7 @@ func temporaryFolder() throws -> URL {
 }
 
 /// Uploads that stream and responses that stream, against the local httpbin and nginx.
-@Suite(.enabled(if: TestServers.httpbin != nil && TestServers.nginx != nil, "needs the local servers"))
+@Suite(.noHang, .enabled(if: TestServers.httpbin != nil && TestServers.nginx != nil, "needs the local servers"))
 struct StreamingIntegrationTests {
     let httpbin = TestServers.httpbin!
     let nginx = TestServers.nginx!
@@ -186,7 +186,13 @@ struct StreamingIntegrationTests {
         for try await chunk in body {
             received += chunk.count
             largest = max(largest, body.bufferedByteCount)
-            if received < 4 * 1024 * 1024 { try await Task.sleep(for: .milliseconds(2)) }
+            // For the first 4 MiB the consumer takes the next chunk only once the transfer has paused (or ended):
+            // it lags as far as the stream lets it, however fast or slow the machine.
+            if received < 4 * 1024 * 1024 {
+                try await eventually("\(body.bufferedByteCount) bytes buffered") {
+                    body.isProducerPaused || body.isFinished
+                }
+            }
         }
         #expect(received == 32 * 1024 * 1024)
         // The limit, plus what was already on its way when the transfer paused.
@@ -227,26 +233,25 @@ struct StreamingIntegrationTests {
         let held = try #require(URL(string: "\(downloads.absoluteString)/file/1000000?hold=65536"))
         let streamed = try await loader.stream(HTTPRequest(url: held)).get()
         #expect(streamed.head.status == .ok)
-        let consumer = Task(priority: .high) { () -> HTTPError.Code? in
+        let received = Locked(0)
+        let consumer = Task { () -> HTTPError.Code? in
             do {
-                for try await _ in streamed.body {}
+                for try await chunk in streamed.body { received.withLock { $0 += chunk.count } }
                 return nil
             } catch {
                 return (error as? HTTPError)?.code
             }
         }
-        // Cancelled from a high-priority task: on a loaded machine the test's own task may wake late.
-        await Task(priority: .high) {
-            try? await Task.sleep(for: .milliseconds(200))
-            consumer.cancel()
-        }.value
+        // The consumer has what the server sends before it holds, and waits for more: cancel it there.
+        try await eventually("\(received.value) bytes received") { received.value == 65_536 }
+        consumer.cancel()
         let code = try await consumer.finished()
         #expect(code == .cancelled, "\(String(describing: code))")
     }
 }
 
 /// Downloads to a file, with progress and resumption, against nginx and the download server.
-@Suite(.enabled(if: TestServers.nginx != nil && TestServers.downloads != nil, "needs the local servers"))
+@Suite(.noHang, .enabled(if: TestServers.nginx != nil && TestServers.downloads != nil, "needs the local servers"))
 struct DownloadIntegrationTests {
     let nginx = TestServers.nginx!
     let downloads = TestServers.downloads!

@@ -64,7 +64,7 @@ private func progressStreamSample(chain: HTTPLoader, destination: URL) async -> 
     return result
 }
 
-@Suite struct TransfersDocumentationTests {
+@Suite(.noHang) struct TransfersDocumentationTests {
     @Test func streamBodiesAreReplayableOnlyWhenTheyCanMakeAFreshSequence() async throws {
         let events = AsyncStream<Data> { continuation in
             continuation.yield(Data("{}\n".utf8))

@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import Testing
 
-@Suite struct TransportCapabilitiesTests {
+@Suite(.noHang) struct TransportCapabilitiesTests {
     static let linux = TransportCapabilities(
         name: "URLSession on Linux", canEvaluateServerTrust: false, clientIdentityForms: [])
     static let apple = TransportCapabilities(

@@ -9,7 +9,7 @@ import FoundationNetworking
 
 /// `HTTPError(request:transportError:)`, fed the errors URLSession returns on Linux (measured with
 /// swift-corelibs-foundation 6.3.1 over libcurl 7.88.1 and OpenSSL 3.0) and on Apple platforms.
-@Suite struct URLSessionLoaderMappingTests {
+@Suite(.noHang) struct URLSessionLoaderMappingTests {
     static let url = URL(string: "https://127.0.0.1:8443/health")!
 
     /// A `URLError` the way swift-corelibs-foundation builds one: code -1 unless libcurl's error has a code of

@@ -8,7 +8,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite struct URLSessionLoaderTests {
+@Suite(.noHang) struct URLSessionLoaderTests {
     @Test func anInvalidRequestFailsBeforeAnythingIsSent() async {
         // Port 1 on loopback is closed: had the request been sent it would fail with cannotConnect instead.
         let loader = URLSessionLoader()

@@ -5,7 +5,7 @@ import Testing
 
 /// Pins and client certificates through `URLSessionLoader`, and the metrics and events it reports, against the
 /// local servers.
-@Suite(.enabled(if: TestServers.httpbin != nil, "needs the local servers"))
+@Suite(.noHang, .enabled(if: TestServers.httpbin != nil, "needs the local servers"))
 struct URLSessionLoaderWiringTests {
     let httpbin = TestServers.httpbin!
 

@@ -14,7 +14,7 @@ private final class Note: Sendable {
     }
 }
 
-@Suite struct WaitersTests {
+@Suite(.noHang) struct WaitersTests {
     @Test func aParkedRequestTakesItsAnswerOnceAndALaterCancellationChangesNothing() {
         var waiters = Waiters<String>()
         let first = waiters.nextID()

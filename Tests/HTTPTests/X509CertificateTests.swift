@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import Testing
 
-@Suite struct X509CertificateTests {
+@Suite(.noHang) struct X509CertificateTests {
     @Test(arguments: TrustFixtures.all)
     func readsTheSubjectPublicKeyInfoOfRealCertificates(_ fixture: TrustFixtures.Certificate) throws {
         let der = [UInt8](fixture.der)

@@ -17,6 +17,9 @@ package final class InFlightLoads: Sendable {
 
     package init() {}
 
+    /// The loads running now.
+    package var runningCount: Int { count.load(ordering: .sequentiallyConsistent) }
+
     package func begin() {
         count.add(1, ordering: .sequentiallyConsistent)
     }

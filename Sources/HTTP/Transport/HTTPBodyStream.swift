@@ -185,6 +185,9 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
     /// The bytes received and not yet taken by the consumer.
     public var bufferedByteCount: Int { state.withLock { $0.bufferedBytes } }
 
+    /// Whether the stream has paused its transfer because the consumer lags (for tests).
+    package var isProducerPaused: Bool { state.withLock { $0.producerIsPaused } }
+
     // MARK: - Consumer side
 
     /// Stops the transfer and drops what the consumer has not taken; iteration ends by throwing

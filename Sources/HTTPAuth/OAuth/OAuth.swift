@@ -170,6 +170,21 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     /// How many resets wait for a logout another reset runs.
     package var resetsAwaitingLogoutCount: Int { state.withLock { $0.resetsAwaitingLogout.count } }
 
+    /// What the loader is doing, for a test that gave up waiting: the situation, where the machine is, the requests
+    /// waiting, whether a flow task runs, the flow operations and token requests still under way, and whether a
+    /// delegate is set. Never a token.
+    package var debugState: String {
+        let now = now()
+        let summary = state.withLock { state in
+            "situation \(state.machine.situation(at: now)), at \(state.machine.position), "
+                + "\(state.machine.currentRun.map { "\($0)" } ?? "no run"), "
+                + "waiting \(state.waiters.count), flow task \(state.flowTask == nil ? "none" : "running"), "
+                + "interrupted flows \(state.interruptedFlows.count), resetting \(state.machine.isResetting), "
+                + "delegate \(state.delegate.value == nil ? "none" : "set"), last path \(state.machine.lastPath)"
+        }
+        return summary + ", operations under way \(operations.runningCount), sent with a token \(inFlight.runningCount)"
+    }
+
     /// Returns once every interruptible operation a flow started has ended, also those a reset interrupted and
     /// left running (a token request whose answer comes late, a login page still open): for tests that check
     /// what such a late answer leaves behind.

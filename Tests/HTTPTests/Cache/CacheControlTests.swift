@@ -3,7 +3,7 @@ import Testing
 
 @testable import HTTP
 
-@Suite struct CacheControlTests {
+@Suite(.noHang) struct CacheControlTests {
     @Test func readsResponseDirectivesInAnyCaseWithTokenOrQuotedValues() {
         let control = CacheControl(
             parsing: #"Public, MAX-AGE="60", must-revalidate, stale-while-revalidate=30 ,stale-if-error = 90, no-cache"#

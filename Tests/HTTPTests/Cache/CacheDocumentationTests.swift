@@ -67,7 +67,7 @@ private func overviewSample() async throws {
     print(response.headers["Cache-Status"] ?? "")  // "Cache; hit; ttl=42", "Cache; fwd=uri-miss; …"
 }
 
-@Suite struct CacheDocumentationTests {
+@Suite(.noHang) struct CacheDocumentationTests {
     @Test func perRequestPolicies() {
         var refresh = HTTPRequest(path: "/inbox")
         refresh.cachePolicy = .reload  // pull to refresh: ask the server, store the answer

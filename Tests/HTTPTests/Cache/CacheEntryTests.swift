@@ -3,7 +3,7 @@ import Testing
 
 @testable import HTTP
 
-@Suite struct CacheEntryTests {
+@Suite(.noHang) struct CacheEntryTests {
     let received = Date(timeIntervalSince1970: 1_800_000_000)
 
     func metadata(

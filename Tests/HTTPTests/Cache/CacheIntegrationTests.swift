@@ -7,7 +7,7 @@ import FoundationNetworking
 #endif
 
 /// URLSession's own cache is off, so that the chain's ``Cache`` is the only one.
-@Suite struct URLSessionCacheIsOffTests {
+@Suite(.noHang) struct URLSessionCacheIsOffTests {
     @Test func theDefaultConfigurationHasNoURLCache() {
         let configuration = URLSessionLoader.defaultConfiguration
         #expect(configuration.urlCache == nil)
@@ -18,7 +18,7 @@ import FoundationNetworking
 
 /// The cache against a real httpbin on loopback: `/cache`, `/cache/{n}`, `/etag/{etag}` and `/response-headers`,
 /// with the cache's clock starting at the real time and moved by the tests.
-@Suite(.enabled(if: TestServers.httpbin != nil, "needs HTTPBIN_URL: run through scripts/test.sh"))
+@Suite(.noHang, .enabled(if: TestServers.httpbin != nil, "needs HTTPBIN_URL: run through scripts/test.sh"))
 struct CacheIntegrationTests {
     let base = TestServers.httpbin!
     let clock = ManualDate(Date())

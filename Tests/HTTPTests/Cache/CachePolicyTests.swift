@@ -4,7 +4,7 @@ import Testing
 @testable import HTTP
 
 /// Per-request choices: ``CachePolicy`` and the request's own `Cache-Control` directives.
-@Suite struct CachePolicyTests: CacheFixture {
+@Suite(.noHang) struct CachePolicyTests: CacheFixture {
     let clock = ManualDate()
     let mock = MockLoader()
 

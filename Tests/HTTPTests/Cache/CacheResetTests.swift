@@ -5,7 +5,7 @@ import Testing
 
 /// The cache's part in the chain's promises: every load completes exactly once, cancellation stops it, and a
 /// reset refuses, waits or cancels, then forgets every stored response.
-@Suite struct CacheResetTests {
+@Suite(.noHang) struct CacheResetTests {
     let clock = ManualDate()
     let mock = MockLoader()
     let store = MemoryCacheStore()

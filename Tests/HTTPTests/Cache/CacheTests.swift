@@ -4,7 +4,7 @@ import Testing
 @testable import HTTP
 
 /// The cache's RFC 9111 behaviour, over a MockLoader, with a manual clock.
-@Suite struct CacheTests: CacheFixture {
+@Suite(.noHang) struct CacheTests: CacheFixture {
     let clock = ManualDate()
     let mock = MockLoader()
 

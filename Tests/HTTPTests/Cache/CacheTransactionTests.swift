@@ -4,7 +4,7 @@ import Testing
 @testable import HTTP
 
 /// The cache's decisions, driven state by state without a loader, a store or a clock.
-@Suite struct CacheTransactionTests {
+@Suite(.noHang) struct CacheTransactionTests {
     let start = Date(timeIntervalSince1970: 1_800_000_000)
 
     func entry(_ headers: HTTPHeaders, at date: Date? = nil, body: String = "body") -> CacheEntry {

@@ -21,7 +21,7 @@ extension TemporaryDirectory {
     }
 }
 
-@Suite struct DiskCacheStoreTests {
+@Suite(.noHang) struct DiskCacheStoreTests {
     let directory = TemporaryDirectory()
     let date = Date(timeIntervalSince1970: 1_800_000_000.25)
 
@@ -217,7 +217,7 @@ extension TemporaryDirectory {
     }
 }
 
-@Suite struct CacheEntryFileTests {
+@Suite(.noHang) struct CacheEntryFileTests {
     let entry = CacheEntry(
         status: 201, headers: ["A": "1", "B": "two"], body: Data("body".utf8), url: nil,
         requestDate: Date(timeIntervalSince1970: 1), responseDate: Date(timeIntervalSince1970: 2),

@@ -2,7 +2,7 @@ import Testing
 
 @testable import HTTP
 
-@Suite struct LRUListTests {
+@Suite(.noHang) struct LRUListTests {
     @Test func usesMoveKeysToTheNewEndAndEvictionTakesTheOldest() {
         var list = LRUList<String, Int>()
         list.set(1, cost: 10, for: "a")

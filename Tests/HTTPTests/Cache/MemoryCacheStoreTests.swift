@@ -3,7 +3,7 @@ import Testing
 
 @testable import HTTP
 
-@Suite struct MemoryCacheStoreTests {
+@Suite(.noHang) struct MemoryCacheStoreTests {
     func entry(bodySize: Int) -> CacheEntry {
         let date = Date(timeIntervalSince1970: 1_800_000_000)
         return CacheEntry(

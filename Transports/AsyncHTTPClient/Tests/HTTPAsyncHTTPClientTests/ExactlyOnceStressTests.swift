@@ -7,7 +7,8 @@ import Testing
 /// Every load completes exactly once — with a response, a cancellation or a reset's refusal — when loads, streams
 /// and downloads run together over loopback while tasks are cancelled at random moments and the chain is reset
 /// in both modes; afterwards no transfer is left under way.
-@Suite(.enabled(if: TestServers.haveHTTP, "needs the local servers: run through scripts/test.sh"))
+@Suite(
+    .timeLimit(.minutes(3)), .enabled(if: TestServers.haveHTTP, "needs the local servers: run through scripts/test.sh"))
 struct ExactlyOnceStressTests {
     let nginx = TestServers.nginx!
     let downloads = TestServers.downloads!
@@ -23,7 +24,7 @@ struct ExactlyOnceStressTests {
             let large = downloads.appending(path: "file/200000")
             let outcomes = Box<[String: Int]>([:])
             let count = 300
-            await withTaskGroup(of: Void.self) { group in
+            try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<count {
                     let kind = random.next() % 10
                     let cancelAfter = random.next() % 4 == 0 ? Int(random.next() % 3_000) : nil
@@ -57,7 +58,7 @@ struct ExactlyOnceStressTests {
                             try? await Task.sleep(for: .microseconds(cancelAfter))
                             task.cancel()
                         }
-                        await task.value
+                        try await task.finished()
                     }
                     if index % 100 == 50 {
                         // A drain, a cancel, a drain, once a quarter, a half, three quarters of the loads have
@@ -65,18 +66,18 @@ struct ExactlyOnceStressTests {
                         let mode: ResetMode = index == 150 ? .cancel : .drain
                         let threshold = (index / 100 + 1) * count / 4
                         group.addTask {
-                            await eventually { outcomes.value.values.reduce(0, +) >= threshold }
+                            try await eventually { outcomes.value.values.reduce(0, +) >= threshold }
                             await loader.reset(mode: mode)
                         }
                     }
                 }
-                await group.waitForAll()
+                try await group.waitForAll()
             }
             let seen = outcomes.value
             print("ExactlyOnceStressTests outcomes: \(seen.sorted { $0.key < $1.key })")
             #expect(seen.values.reduce(0, +) == count, "every load completed exactly once: \(seen)")
             #expect(Set(seen.keys).isSubset(of: ["200", "cancelled", "resetInProgress"]), "\(seen)")
-            await eventually(seconds: 20) { loader.transfersUnderWay == 0 }
+            try await eventually(seconds: 20) { loader.transfersUnderWay == 0 }
         }
     }
 }

@@ -8,7 +8,7 @@ extension ServerEnvironment {
     fileprivate static let production = ServerEnvironment(host: "api.example.com", pathPrefix: "/v1")
 }
 
-@Suite struct ReadmeExampleTests {
+@Suite(.timeLimit(.minutes(3))) struct ReadmeExampleTests {
     @Test func theServerChainEndsInTheAsyncHTTPClientLoaderAndShutsDown() async throws {
         let terminal = AsyncHTTPClientLoader()  // its own client; (client:) borrows yours
         let chain = ApplyEnvironment(environment: .production) --> FollowRedirects() --> Retry() --> terminal

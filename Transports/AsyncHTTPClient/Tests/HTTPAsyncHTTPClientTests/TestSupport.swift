@@ -24,7 +24,7 @@ enum TestServers {
     static var haveTLS: Bool { tlsSelfSigned != nil && tlsTrusted != nil && tlsWrongName != nil && tlsCAFile != nil }
 }
 
-@Suite struct ServerPresenceTests {
+@Suite(.timeLimit(.minutes(3))) struct ServerPresenceTests {
     /// The test command sets HTTP_REQUIRE_SERVERS=1: then no suite may be skipped for want of a server.
     @Test func serversArePresentWhenRequired() {
         guard TestServers.areRequired else { return }
@@ -49,41 +49,101 @@ final class Box<Value: Sendable>: Sendable {
     var value: Value { withLock { $0 } }
 }
 
-/// Polls `condition` until it holds, for at most `seconds`; records an issue if it never does.
+// The waits below mirror the product's (Tests/HTTPTestSupport/Waiting.swift, which this package cannot link): every
+// wait has a deadline, and a wait that gives up says what it found and stops the test.
+
+/// How long a test waits for something that takes microseconds when the machine is idle.
+let standardDeadline: Double = 60
+
+/// Waits until `condition` holds, for at most `seconds`; on timeout the test fails with `state` and stops here.
+/// The first polls only yield; then they back off from 1 to 16 ms, so that waiting tests do not keep the
+/// cooperative threads busy and starve the tasks they wait for.
 func eventually(
-    seconds: Double = 60, sourceLocation: SourceLocation = #_sourceLocation, _ condition: @Sendable () -> Bool
-) async {
+    seconds: Double = standardDeadline,
+    _ state: @autoclosure () -> String = "",
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: @Sendable () -> Bool
+) async throws {
     let deadline = ContinuousClock.now + .seconds(seconds)
     var polls = 0
+    var pause = Duration.milliseconds(1)
     while !condition() {
         if ContinuousClock.now > deadline {
-            Issue.record("condition not met within \(seconds) s", sourceLocation: sourceLocation)
-            return
+            let found = state()
+            try timedOut(
+                "condition not met within \(seconds) s (\(polls) polls)" + (found.isEmpty ? "" : "; found: \(found)"),
+                sourceLocation: sourceLocation)
         }
         polls += 1
-        if polls <= 100 {
+        if polls <= 10 {
             await Task.yield()
         } else {
-            try? await Task.sleep(for: .milliseconds(1))
+            try? await Task.sleep(for: pause)
+            pause = min(pause * 2, .milliseconds(16))
         }
     }
 }
 
-/// Runs `body`, failing the test if it has not finished within `seconds`; its value, or nil on timeout.
+/// Runs `body`, failing the test if it has not finished within `seconds`; its value, or nil on timeout (`body` is
+/// then cancelled and left behind: this returns even when `body` ignores cancellation).
 func withDeadline<T: Sendable>(
     seconds: Double, sourceLocation: SourceLocation = #_sourceLocation, _ body: @escaping @Sendable () async -> T
 ) async -> T? {
-    await withTaskGroup(of: T?.self) { group in
-        group.addTask { await body() }
-        group.addTask {
-            try? await Task.sleep(for: .seconds(seconds))
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        if first == nil { Issue.record("did not finish within \(seconds) s", sourceLocation: sourceLocation) }
-        return first
+    let value = await awaitValue(of: Task { await body() }, seconds: seconds)
+    if value == nil {
+        Issue.record("did not finish within \(seconds) s", sourceLocation: sourceLocation)
     }
+    return value?.value
+}
+
+extension Task where Failure == Never {
+    /// The task's value, awaited for at most `seconds`; on timeout the task is cancelled and the test fails and
+    /// stops here.
+    func finished(
+        within seconds: Double = standardDeadline, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> Success {
+        guard let value = await awaitValue(of: self, seconds: seconds) else {
+            try timedOut("the task did not finish within \(seconds) s", sourceLocation: sourceLocation)
+        }
+        return value.value
+    }
+}
+
+/// A value of `T` that can be nil inside an optional.
+struct Finished<T: Sendable>: Sendable {
+    let value: T
+}
+
+/// `work`'s value, or nil if it has not finished within `seconds` (it is then cancelled and left behind).
+private func awaitValue<T: Sendable>(of work: Task<T, Never>, seconds: Double) async -> Finished<T>? {
+    let waiter = Box<CheckedContinuation<Finished<T>?, Never>?>(nil)
+    let finish: @Sendable (Finished<T>?) -> Void = { value in
+        waiter.withLock { waiter in
+            defer { waiter = nil }
+            return waiter
+        }?.resume(returning: value)
+    }
+    let value = await withCheckedContinuation { (continuation: CheckedContinuation<Finished<T>?, Never>) in
+        waiter.withLock { $0 = continuation }
+        let timer = Task {
+            try? await Task.sleep(for: .seconds(seconds))
+            if !Task.isCancelled { finish(nil) }
+        }
+        Task {
+            let value = try await work.finished()
+            timer.cancel()
+            finish(Finished(value: value))
+        }
+    }
+    if value == nil { work.cancel() }
+    return value
+}
+
+/// Fails the test at `sourceLocation` with `message`, throwing the error `#require` throws.
+private func timedOut(_ message: String, sourceLocation: SourceLocation) throws -> Never {
+    let waitEndedInTime = false
+    try #require(waitEndedInTime, Comment(rawValue: message), sourceLocation: sourceLocation)
+    preconditionFailure("#require(false) returned")
 }
 
 /// A new empty folder in the temporary directory.

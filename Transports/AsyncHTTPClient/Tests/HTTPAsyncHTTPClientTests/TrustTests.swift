@@ -9,7 +9,9 @@ import Testing
 /// certificate, one whose certificate the test CA issued for another name, and one the test CA issued for
 /// 127.0.0.1 (``TestServers/tlsTrusted``). The test CA (``TestServers/tlsCAFile``) is trusted only by loaders
 /// told to.
-@Suite(.enabled(if: TestServers.haveTLS, "needs the local TLS servers: run through scripts/test.sh"))
+@Suite(
+    .timeLimit(.minutes(3)),
+    .enabled(if: TestServers.haveTLS, "needs the local TLS servers: run through scripts/test.sh"))
 struct TrustTests {
     let caFile = TestServers.tlsCAFile!
     let trusted = TestServers.tlsTrusted!
