@@ -9,22 +9,34 @@
 #      targets' warnings as errors (its Package.swift says so), its tests run against the same local servers;
 #   4. the DocC catalogs, built with warnings as errors so that every symbol link resolves;
 #   5. the product's suite and the AsyncHTTPClient transport's again, built with ThreadSanitizer, with
-#      TSAN_OPTIONS=halt_on_error=1 so that any race report aborts the run;
+#      TSAN_OPTIONS=halt_on_error=1 so that any race report aborts the run; and the suites that wait on flows,
+#      queues and resets again, three times beside two CPU-bound processes (the load check);
 #   6. each libFuzzer target of Fuzz/ for a short, fixed time (scripts/fuzz.sh, built with AddressSanitizer).
 #
 # Exits non-zero on any failed test, any formatting or compiler warning, any ThreadSanitizer report, a server that
-# does not start, a run in which no test executed, or any fuzzing finding (a crash, a failed oracle, a leak, a
-# timeout or a sanitizer report). HTTP_REQUIRE_SERVERS=1 makes a missing server a test failure rather than a skip.
+# does not start, a run in which no test executed, a suite that hangs (naming the tests that did not finish), or any
+# fuzzing finding (a crash, a failed oracle, a leak, a timeout or a sanitizer report). HTTP_REQUIRE_SERVERS=1 makes a
+# missing server a test failure rather than a skip.
 #
 # Options (environment): SKIP_TSAN=1 skips step 5 and SKIP_FUZZ=1 step 6, for a quick local run; CI sets neither.
+# LOAD_CHECK_ROUNDS (default 3) is how many times the load check runs; TEST_PARALLELISM (default 16) how many tests
+# run at once.
 # FUZZ_SECONDS (default 20) is how long each fuzz target runs, two at a time.
 set -euo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
 cd "$ROOT"
 export HTTP_REQUIRE_SERVERS=1
-# A suite takes well under a minute; one that runs for this long hangs, and fails instead of waiting for CI's limit.
+# A suite takes a few minutes at most; one that runs for this long hangs, and fails instead of waiting for CI's limit.
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-900}
+# Swift Testing starts every test of a run at once unless told otherwise. On two cores, with the stress tests each
+# starting thousands of tasks, a task then waited up to 54 s for a cooperative thread (measured under
+# ThreadSanitizer beside two CPU-bound processes) and tests waiting for a state gave up. At most this many tests run
+# at once (the runner's SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH; Swift 6.3.1): a task then waits well under
+# a second. TEST_PARALLELISM changes it.
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${TEST_PARALLELISM:-16}
+# Plain output: the logs are searched for the runner's symbols.
+export NO_COLOR=1
 LOG_DIR=$ROOT/.build/test-logs
 mkdir -p "$LOG_DIR"
 
@@ -53,21 +65,29 @@ run_suite() {
   local log=$LOG_DIR/$label.log
   step "$label"
   set +e
-  OIDC_TOKEN_LIFETIME=2 scripts/servers.sh run -- timeout -k 15 "$SUITE_TIMEOUT" swift test --skip-build "$@" 2>&1 \
-    | tee "$log" | grep -E "^(✘|✔ Test run|ThreadSanitizer|servers.sh)|recorded an issue|WARNING: ThreadSanitizer"
+  # Through a pseudo-terminal (script), so that the runner writes its output line by line rather than in blocks:
+  # when a suite hangs, the log says exactly which tests started and did not finish. script's stdin is /dev/null:
+  # with none at all it runs nothing and exits 0 (check_log would then fail the run: no summary).
+  OIDC_TOKEN_LIFETIME=2 scripts/servers.sh run -- \
+    script -qfec "$(printf '%q ' timeout -k 15 "$SUITE_TIMEOUT" swift test --skip-build "$@")" /dev/null </dev/null 2>&1 \
+    | sed -u 's/\r$//' | tee "$log" \
+    | grep -E "^(✘|✔ Test run|ThreadSanitizer|servers.sh)|recorded an issue|WARNING: ThreadSanitizer|Fatal error"
   local status=${PIPESTATUS[0]}
   set -e
   if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
-    # Started but not reported finished. The runner's output is block-buffered into the pipe, so a few of
-    # these may have finished after the last flush.
-    local unfinished
-    unfinished=$(comm -23 \
-      <(grep -oE "◇ Test [A-Za-z0-9_]+\(" "$log" | sed 's/◇ Test //; s/($//' | sort -u) \
-      <(grep -oE "Test [A-Za-z0-9_]+\(\) (passed|failed)" "$log" | sed 's/^Test //; s/() .*//' | sort -u))
-    fail "$label: swift test did not finish within ${SUITE_TIMEOUT}s (a hang); started, not seen finishing: $(echo $unfinished)"
+    fail "$label: swift test did not finish within ${SUITE_TIMEOUT}s (a hang); started, not finished: $(unfinished_tests "$log")"
   fi
   check_log "$log" "$label"
   [ "$status" -eq 0 ] || fail "$label: swift test exited with status $status (see $log)"
+}
+
+# The tests a log shows starting and not finishing (a parameterized test finishes once, after all its cases).
+unfinished_tests() {
+  comm -23 \
+    <(grep -oE "◇ Test [A-Za-z0-9_]+\([^)]*\) started" "$1" | sed 's/^◇ Test //; s/ started$//' | sort -u) \
+    <(grep -oE "Test [A-Za-z0-9_]+\([^)]*\)( with [0-9]+ test cases?)? (passed|failed)" "$1" \
+      | sed -E 's/^Test //; s/( with [0-9]+ test cases?)? (passed|failed)$//' | sort -u) \
+    | tr '\n' ' '
 }
 
 step "install the local servers (pinned, into .build/servers-venv)"
@@ -133,6 +153,25 @@ if [ "${SKIP_TSAN:-0}" != "1" ]; then
   step "ThreadSanitizer build, warnings as errors"
   swift build --build-tests --sanitize=thread --scratch-path .build-tsan -Xswiftc -warnings-as-errors
   TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" run_suite thread-sanitizer --sanitize=thread --scratch-path .build-tsan
+
+  # Tests that pass on an idle machine and fail on a busy one are how hangs and starved tasks hid before: the
+  # suites that wait on flows, queues and resets run again under ThreadSanitizer, beside two CPU-bound processes
+  # (as many as the cores here), several times. LOAD_CHECK_ROUNDS=0 skips it.
+  load_rounds=${LOAD_CHECK_ROUNDS:-3}
+  if [ "$load_rounds" -gt 0 ]; then
+    step "load check: the OAuth, BasicAuth, Throttle and reset suites, ${load_rounds} times beside two CPU-bound processes"
+    load_start=$SECONDS
+    burners=()
+    for _ in 1 2; do (while :; do :; done) & burners+=($!); done
+    trap 'kill "${burners[@]}" 2>/dev/null || true' EXIT
+    for round in $(seq 1 "$load_rounds"); do
+      TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" run_suite "load-check-$round" --sanitize=thread \
+        --scratch-path .build-tsan --filter 'OAuth|BasicAuth|Throttle|Reset'
+    done
+    kill "${burners[@]}" 2>/dev/null || true
+    trap - EXIT
+    echo "load check: $((SECONDS - load_start)) s"
+  fi
   step "AsyncHTTPClient transport under ThreadSanitizer (build included: about 5 minutes)"
   swift build --package-path Transports/AsyncHTTPClient --build-tests --sanitize=thread \
     --scratch-path Transports/AsyncHTTPClient/.build-tsan \
