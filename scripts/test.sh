@@ -19,7 +19,7 @@
 # missing server a test failure rather than a skip.
 #
 # Options (environment): SKIP_TSAN=1 skips step 5 and SKIP_FUZZ=1 step 6, for a quick local run; CI sets neither.
-# LOAD_CHECK_ROUNDS (default 3) is how many times the load check runs; TEST_PARALLELISM (default 16) how many tests
+# LOAD_CHECK_ROUNDS (default 3) is how many times the load check runs; TEST_PARALLELISM (default 8) how many tests
 # run at once.
 # FUZZ_SECONDS (default 20) is how long each fuzz target runs, two at a time.
 set -euo pipefail
@@ -34,7 +34,7 @@ SUITE_TIMEOUT=${SUITE_TIMEOUT:-900}
 # ThreadSanitizer beside two CPU-bound processes) and tests waiting for a state gave up. At most this many tests run
 # at once (the runner's SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH; Swift 6.3.1): a task then waits well under
 # a second. TEST_PARALLELISM changes it.
-export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${TEST_PARALLELISM:-16}
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${TEST_PARALLELISM:-8}
 # Plain output: the logs are searched for the runner's symbols.
 export NO_COLOR=1
 LOG_DIR=$ROOT/.build/test-logs

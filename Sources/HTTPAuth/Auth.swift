@@ -61,7 +61,7 @@ public final class Auth: HTTPLoader, @unchecked Sendable {
     }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        guard let method = request.authenticationMethod else { return await downstream.load(request) }
+        guard let method = request.authenticationMethod else { return await send(request, to: downstream) }
         guard let route = routes.first(where: { $0.method == method }) else {
             let known = routes.map(\.method.rawValue).joined(separator: ", ")
             return .failure(
@@ -73,32 +73,24 @@ public final class Auth: HTTPLoader, @unchecked Sendable {
             )
         }
         // A loader's own method needs no mark: marking would copy the request.
-        guard route.isMarked else { return await route.loader.load(request) }
+        guard route.isMarked else { return await send(request, to: route.loader) }
         var routed = request
         routed.authenticatingLoader = ObjectIdentifier(route.loader)
-        return await route.loader.load(routed)
+        return await send(routed, to: route.loader)
     }
 }
 
-/// The guard between ``Auth``'s sub-loaders and `Auth`'s next loader: forwards loads, and refuses them during a
-/// reset.
-// Safety: the reset counter is atomic.
+/// The link between ``Auth``'s sub-loaders and `Auth`'s next loader: forwards loads, and refuses them during a
+/// reset in `Auth`'s name (a sub-loader's own reset traffic passes: logging out revokes tokens).
+// Safety: no state of its own.
 private final class SharedDownstream: HTTPLoader, @unchecked Sendable {
-    /// Read on every load, written only by resets: an atomic counter rather than a lock.
-    private let resetsInProgress = Atomic<Int>(0)
-
     override func load(_ request: HTTPRequest) async -> HTTPResult {
-        // A sub-loader's own reset traffic passes: logging out revokes tokens.
-        if resetsInProgress.load(ordering: .acquiring) > 0, !request.isPartOfReset {
+        if isResetting, !request.isPartOfReset {
             return .failure(
-                HTTPError(.resetInProgress, request: request, message: "refused by Auth while the chain resets")
-            )
+                HTTPError(.resetInProgress, request: request, message: "refused by Auth while the chain resets"))
         }
         return await loadNext(request)
     }
-
-    override func beginReset(_ mode: ResetMode) { resetsInProgress.add(1, ordering: .sequentiallyConsistent) }
-    override func endReset() { resetsInProgress.subtract(1, ordering: .sequentiallyConsistent) }
 }
 
 extension Auth: BranchingLoader {

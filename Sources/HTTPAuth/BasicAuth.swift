@@ -68,7 +68,6 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
         var version = 0
         var isAsking = false
         var generation = 0
-        var resetsInProgress = 0
         /// Requests waiting for the delegate; a woken one takes its answer here, under the lock.
         var waiters = Waiters<Answer>()
         var delegate = WeakDelegate()
@@ -78,8 +77,9 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
     public let origins: Set<Origin>
     private let scope: CredentialOrigins
     private let state = Locked(State())
-    /// The requests sent on with credentials, which a reset waits for before it forgets them.
-    private let inFlight = InFlightLoads()
+    /// The requests sent on with credentials, counted with this loader's loads in flight, so a reset waits for them
+    /// (and their 401s) before it forgets the credentials, also when this loader heads the chain.
+    private var inFlight: InFlightLoads { participation.inFlight }
 
     /// - Parameters:
     ///   - origins: Where the loader's credentials may be sent: origins such as `"https://api.example.com:8443"`
@@ -202,7 +202,7 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let decision = state.withLock { state -> (answered: Bool, (any BasicAuthDelegate)?, Int)? in
-                    if state.resetsInProgress > 0 {
+                    if isResetting {
                         state.waiters.answerUnparked(
                             id, with: .failed(.resetInProgress, "BasicAuth is resetting; the request was not sent"))
                         return (true, nil, 0)
@@ -267,11 +267,10 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Fails the requests waiting for credentials with `HTTPError.Code.resetInProgress`, ignores an answer still
-    /// on its way, and refuses to authenticate requests until the reset ends.
-    public override func beginReset(_ mode: ResetMode) {
+    /// Fails the requests waiting for credentials with `HTTPError.Code.resetInProgress`, and ignores an answer still
+    /// on its way.
+    public override func failHeldLoads(_ mode: ResetMode) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.resetsInProgress += 1
             state.isAsking = false
             state.generation += 1
             return state.waiters.answerAll(
@@ -280,22 +279,12 @@ public final class BasicAuth: HTTPLoader, @unchecked Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Returns once the requests sent with credentials have completed.
-    public override func waitUntilIdle() async {
-        await inFlight.waitUntilIdle()
-    }
-
     /// Forgets the credentials.
-    public override func reset() async {
-        guard isTakingPartInReset else { return await super.reset() }
+    public override func forgetState() async {
         state.withLock { state in
             state.credentials = nil
             state.version += 1
         }
-    }
-
-    public override func endReset() {
-        state.withLock { $0.resetsInProgress -= 1 }
     }
 }
 

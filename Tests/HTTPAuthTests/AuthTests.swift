@@ -13,9 +13,8 @@ private final class Marker: HTTPLoader, @unchecked Sendable {
         copy.headers["X-Auth"] = name
         return await super.load(copy)
     }
-    override func reset() async {
+    override func forgetState() async {
         resets.withLock { $0 += 1 }
-        await super.reset()
     }
 }
 

@@ -5,13 +5,14 @@ import Testing
 
 /// The exactly-once contract over whole chains in random orders: a thousand loads through ResetGuard, Auth
 /// (OAuth and BasicAuth), Retry, Throttle, ApplyEnvironment, Recorder, Deduplicate, CircuitBreaker, Cache and
-/// FollowRedirects above a MockLoader that answers after a random delay, and fails and redirects at random, while
+/// FollowRedirects — and WritingALoader.md's `Gate`, a loader written from the article alone, opened and closed at
+/// random — above a MockLoader that answers after a random delay, and fails and redirects at random, while
 /// tasks are cancelled and the chain is reset several times, in both modes, at random moments. Runs under ThreadSanitizer in the test command. After a reset the loaders have no credentials
 /// and no delegate: authenticated requests then fail with `.cannotAuthenticate`.
 @Suite(.noHang) struct ChainStressTests {
     enum Link: CaseIterable {
         case resetGuard, auth, retry, throttle, environment, recorder, deduplicate, circuitBreaker, cache
-        case followRedirects
+        case followRedirects, articleGate
     }
 
     @Test(arguments: 0..<4)
@@ -64,6 +65,7 @@ import Testing
         let recorder = Recorder()
         let deduplicate = Deduplicate()
         let cache = Cache(authorizationPolicy: .privateCacheRules)
+        let gate = Gate()
         var loaders: [HTTPLoader] = order.map { link in
             switch link {
             case .resetGuard: ResetGuard()
@@ -76,6 +78,7 @@ import Testing
             case .circuitBreaker: CircuitBreaker()
             case .cache: cache
             case .followRedirects: FollowRedirects()
+            case .articleGate: gate
             }
         }
         loaders.append(terminal)
@@ -93,6 +96,9 @@ import Testing
         let resetModes = (0..<3).map { _ in Bool.random(using: &random) ? ResetMode.drain : .cancel }
         // Each reset starts once a random share of the loads has completed.
         let resetAfter = (0..<3).map { _ in Int.random(in: (loadCount / 10)..<(loadCount * 9 / 10), using: &random) }
+
+        // When the article's Gate closes (it opens again once it holds a load).
+        let gateRounds = (0..<20).map { _ in Int.random(in: 0..<loadCount, using: &random) }.sorted()
 
         let finished = await withDeadline(seconds: 120) {
             await withTaskGroup(of: Void.self) { group in
@@ -141,6 +147,18 @@ import Testing
                         await chain.reset(mode: mode)
                     }
                 }
+                // The gate closes and opens while loads pass, and ends open: what it holds is sent on when it opens,
+                // failed by a reset, or cancelled with its task.
+                group.addTask {
+                    for threshold in gateRounds {
+                        try? await eventually { completions.withLock { $0.reduce(0, +) } >= threshold }
+                        gate.close()
+                        try? await eventually {
+                            gate.heldCount > 0 || completions.withLock { $0.reduce(0, +) } >= loadCount
+                        }
+                        gate.open()
+                    }
+                }
                 for index in cancelled { cancellers[index]() }
             }
             return true
@@ -159,6 +177,7 @@ import Testing
         #expect(throttle.waitingCount == 0 && throttle.runningCount == 0, "\(context): left parked in Throttle")
         #expect(retry.waitingCount == 0, "\(context)")
         #expect(oauth.waitingCount == 0 && basic.waitingCount == 0, "\(context)")
+        #expect(gate.heldCount == 0, "\(context): left held at the article's Gate")
         // Every load that reached the recorder is recorded once, and its secrets are not.
         let entries = recorder.cassette.entries
         #expect(entries.map(\.sequence) == entries.map(\.sequence).sorted(), "\(context)")

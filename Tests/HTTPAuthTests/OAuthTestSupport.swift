@@ -185,7 +185,7 @@ final class FakeAuthorizationServer: HTTPLoader, @unchecked Sendable {
         }
     }
 
-    override func reset() async {
+    override func forgetState() async {
         state.withLock { $0.resets += 1 }
     }
 

@@ -557,8 +557,12 @@ private struct Fixture {
         let first = Task { await fixture.oauth.reset() }
         try await eventually { gate.value != nil }  // the first logout shows the end-session page
         let secondDone = Box(false)
+        // Called on another loader above OAuth: a second reset called on OAuth itself would wait for the first one
+        // at the entry (HTTPLoader.reset(mode:)), before reaching the logout.
+        let otherHead = ResetGuard()
+        otherHead.nextLoader = fixture.oauth
         let second = Task {
-            await fixture.oauth.reset()
+            await otherHead.reset()
             secondDone.withLock { $0 = true }
         }
         try await eventually(fixture.debugState) { fixture.oauth.resetsAwaitingLogoutCount == 1 }

@@ -4,14 +4,9 @@ import Testing
 @testable import HTTP
 @testable import HTTPAuth
 
-/// The head of every chain under test: tells the terminal when the reset's first phase has begun and when the
-/// last has ended.
-private final class ResetProbe: HTTPLoader, @unchecked Sendable {
-    private let phase = Box(0)  // 0 before, 1 during, 2 after
-    var isResetting: Bool { phase.value == 1 }
-    override func beginReset(_ mode: ResetMode) { phase.withLock { $0 = 1 } }
-    override func endReset() { phase.withLock { $0 = 2 } }
-}
+/// The head of every chain under test: its ``HTTPLoader/isResetting`` tells the terminal when the reset's first phase
+/// has begun and its last has ended.
+private final class ResetProbe: HTTPLoader, @unchecked Sendable {}
 
 /// A terminal that holds every request at a gate until it is released, cancelled (its task, or a cancelling
 /// reset), and records what arrived while the chain was resetting. `/503` is answered at once with a 503, `/moved`
@@ -84,7 +79,7 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
         }
     }
 
-    override func beginReset(_ mode: ResetMode) {
+    override func failHeldLoads(_ mode: ResetMode) {
         guard mode == .cancel else { return }
         for (id, request) in state.withLock({ $0.heldRequests }) {
             finish(id, with: .failure(HTTPError(.cancelled, request: request, message: "cancelled by the reset")))
@@ -98,6 +93,8 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
 @Suite(.noHang) struct ResetOrderTests {
     enum Link: String, CaseIterable, Sendable {
         case resetGuard, auth, retry, throttle, recorder, deduplicate, circuitBreaker, cache, followRedirects
+        /// WritingALoader.md's `Gate`, closed: a loader written from the article alone, holding what reaches it.
+        case articleGate
     }
 
     /// The links the first chains had, whose every order is tested.
@@ -142,8 +139,13 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
         let basic: BasicAuth
         let delegate: ScriptedDelegate
         let deduplicate = Deduplicate()
+        let gate = Gate()
+
+        /// Whether the article's Gate is in this chain.
+        let hasGate: Bool
 
         init(order: [Link]) {
+            hasGate = order.contains(.articleGate)
             head = ResetProbe()
             terminal = GatedTerminal(probe: head)
             throttle = Throttle(maximumNumberOfRequests: 1)
@@ -180,6 +182,9 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
                 case .circuitBreaker: loaders.append(CircuitBreaker())
                 case .cache: loaders.append(Cache())
                 case .followRedirects: loaders.append(FollowRedirects())  // holds nothing: its next hop is in flight
+                case .articleGate:
+                    gate.close()
+                    loaders.append(gate)
                 }
             }
             loaders.append(terminal)
@@ -190,7 +195,8 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
         var debugState: String {
             "at the gate \(terminal.heldAppRequests) (token requests \(terminal.heldTokenRequests)), "
                 + "Throttle \(throttle.waitingCount) waiting / \(throttle.runningCount) running, "
-                + "Retry \(retry.waitingCount), BasicAuth \(basic.waitingCount), OAuth: \(oauth.debugState)"
+                + "Retry \(retry.waitingCount), BasicAuth \(basic.waitingCount), Gate \(gate.heldCount), "
+                + "OAuth: \(oauth.debugState)"
         }
 
         /// The app's loads that have not completed are all parked somewhere known, or held at the gate — and
@@ -199,8 +205,10 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
         func isSettled(pending: Int) -> Bool {
             let parked =
                 terminal.heldAppRequests + throttle.waitingCount + retry.waitingCount + oauth.waitingCount
-                + basic.waitingCount
-            return parked == pending && (oauth.waitingCount == 0 || terminal.heldTokenRequests == 1)
+                + basic.waitingCount + gate.heldCount
+            if oauth.waitingCount == 0 || terminal.heldTokenRequests == 1 { return parked == pending }
+            // Otherwise the refresh's token request is held by a closed Gate above the terminal, which counts it too.
+            return hasGate && parked == pending + 1
         }
     }
 
@@ -242,7 +250,10 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
             results.value.values.map(\.count).reduce(0, +) >= requests.count - chain.terminal.heldAppRequests
         }
         if mode == .drain {
-            #expect(!resetDone.value, "a draining reset returned while a load was in flight")
+            // A closed Gate above the terminal holds every app request: then none is in flight.
+            if chain.terminal.heldAppRequests > 0 {
+                #expect(!resetDone.value, "a draining reset returned while a load was in flight")
+            }
             chain.terminal.releaseAll()
         }
         try await reset.finished()
@@ -276,6 +287,8 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
             during.contains { $0.request.path == "/revoke" }, "\(order) \(mode): the logout's revocation was refused")
 
         // The chain works again, and nothing is left parked.
+        #expect(chain.gate.heldCount == 0, "\(order) \(mode): the article's Gate still holds requests")
+        chain.gate.open()
         #expect(await chain.head.load(Self.request("/after")).response?.status == .ok, "\(order) \(mode)")
         #expect(chain.throttle.waitingCount == 0 && chain.retry.waitingCount == 0)
         #expect(chain.oauth.waitingCount == 0 && chain.basic.waitingCount == 0)

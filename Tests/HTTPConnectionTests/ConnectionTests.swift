@@ -106,7 +106,7 @@ import Testing
 private final class ResetSpy: HTTPLoader, @unchecked Sendable {  // Sendable: its one property is a Box
     let resetsBegun = Box(0)
 
-    override func beginReset(_ mode: ResetMode) {
+    override func failHeldLoads(_ mode: ResetMode) {
         resetsBegun.withLock { $0 += 1 }
     }
 }

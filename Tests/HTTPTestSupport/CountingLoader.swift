@@ -15,8 +15,7 @@ public final class CountingLoader: HTTPLoader, @unchecked Sendable {
         return .success(HTTPResponse(request: request))
     }
 
-    public override func reset() async {
+    public override func forgetState() async {
         resets.withLock { $0 += 1 }
-        await super.reset()
     }
 }

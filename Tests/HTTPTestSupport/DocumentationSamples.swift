@@ -3,8 +3,9 @@ public import Foundation
 /// Reads the `swift` code blocks of DocC articles, so a test can check that every sample of an article is
 /// also in the test file that compiles and runs it.
 ///
-/// Comparison is by whole lines, ignoring indentation, blank lines, `import` lines and a leading `private` or
-/// `fileprivate` (samples at file scope in a test file are often private so they cannot clash).
+/// Comparison is by whole lines, ignoring indentation, blank lines, `import` lines and a leading `private`,
+/// `fileprivate` or `package` (samples at file scope in a test file are often private so they cannot clash; those
+/// shared by test targets are `package`).
 public enum DocumentationSamples {
     /// The contents of each code block fenced with ```swift.
     public static func swiftBlocks(in markdown: String) -> [String] {
@@ -29,7 +30,7 @@ public enum DocumentationSamples {
         let lines = code.split(separator: "\n").compactMap { line -> String? in
             var text = line.trimmingCharacters(in: .whitespaces)
             if text.isEmpty || text.hasPrefix("import ") { return nil }
-            for prefix in ["private ", "fileprivate "] where text.hasPrefix(prefix) {
+            for prefix in ["private ", "fileprivate ", "package "] where text.hasPrefix(prefix) {
                 text.removeFirst(prefix.count)
             }
             return text

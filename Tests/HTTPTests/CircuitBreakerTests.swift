@@ -255,10 +255,10 @@ import Testing
         let log = TransitionLog(breaker)
         await Self.send(Array(repeating: .serviceUnavailable, count: 4), to: chain, mock: mock)
 
-        breaker.beginReset(.drain)
+        breaker.beginResetPhase(.drain)
         #expect(await chain.load(Self.request()).error?.code == .resetInProgress)
         #expect(await chain.load(HTTPRequest(path: "/relative")).error?.code == .resetInProgress)
-        breaker.endReset()
+        breaker.endResetPhase()
 
         await chain.reset()
         #expect(breaker.state(for: "api.example.com") == .closed)

@@ -283,11 +283,11 @@ import Testing
         let mock = MockLoader().then(status: .ok)
         let deduplicate = Deduplicate()
         let chain = deduplicate --> mock
-        deduplicate.beginReset(.drain)
+        deduplicate.beginResetPhase(.drain)
         var revocation = Self.request("/revoke")
         revocation.isPartOfReset = true
         #expect(await chain.load(revocation).response?.status == .ok)
-        deduplicate.endReset()
+        deduplicate.endResetPhase()
     }
 
     @Test(arguments: 0..<2)

@@ -18,22 +18,6 @@ import FoundationNetworking
 
 @Suite(.noHang) struct DocumentationExamplesTests {}
 
-/// In this file, `Mutex` is a stand-in for `Synchronization.Mutex` (not imported here) with the same `withLock`,
-/// built on the tests' pthread-based `Locked`. The samples use `Mutex`, as readers should; but on Linux
-/// ThreadSanitizer cannot see `Mutex`'s locking and would report the samples' contended accesses as races (see
-/// `Locked` in Sources/HTTP/Chain/Locked.swift), and the test suite runs under ThreadSanitizer.
-private final class Mutex<Value>: Sendable {
-    private let lock: Locked<Value>
-
-    init(_ value: Value) {
-        lock = Locked(value)
-    }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try lock.withLock(body)
-    }
-}
-
 // MARK: - HTTP.md
 
 // HTTP.md, "Overview". Loads over the network: compiled, never run.
@@ -311,109 +295,8 @@ extension DocumentationExamplesTests {
 
 // MARK: - WritingALoader.md
 
-// WritingALoader.md, "Override only what you change".
-/// Counts the requests sent to each host since the last reset.
-// Safety: HTTPLoader is an open class, so Swift cannot check a subclass for Sendable. This one's only
-// mutable state is `counts`, which lives in a Mutex.
-private final class RequestsPerHost: HTTPLoader, @unchecked Sendable {
-    private let counts = Mutex<[String: Int]>([:])
-
-    /// The number of requests sent to `host` since the last reset.
-    func count(for host: String) -> Int {
-        counts.withLock { $0[host, default: 0] }
-    }
-
-    override func load(_ request: HTTPRequest) async -> HTTPResult {
-        counts.withLock { $0[request.host ?? "", default: 0] += 1 }
-        return await super.load(request)
-    }
-
-    override func reset() async {
-        counts.withLock { $0 = [:] }
-        await super.reset()
-    }
-}
-
-// WritingALoader.md, "Honour cancellation, and complete exactly once".
-/// Holds requests while closed and lets them through once opened.
-///
-/// A held request completes exactly once: it is sent on when the gate opens, fails with `.cancelled` as soon
-/// as its task is cancelled, or fails with `.resetInProgress` when the chain is reset.
-// Safety: HTTPLoader is an open class, so Swift cannot check a subclass for Sendable. All of this one's
-// mutable state is in `state`, a Mutex.
-private final class Gate: HTTPLoader, @unchecked Sendable {
-    private enum Decision: Sendable {
-        case send, cancel, refuse
-    }
-
-    private struct State {
-        var isOpen = true
-        var nextTicket = 0
-        var held: [(ticket: Int, continuation: CheckedContinuation<Decision, Never>)] = []
-    }
-
-    private let state = Mutex(State())
-
-    /// The number of requests being held.
-    var heldCount: Int { state.withLock { $0.held.count } }
-
-    /// Holds the requests that arrive from now on.
-    func close() {
-        state.withLock { $0.isOpen = false }
-    }
-
-    /// Sends every held request on, and lets later ones through.
-    func open() {
-        for continuation in openAndTakeHeld() { continuation.resume(returning: .send) }
-    }
-
-    override func load(_ request: HTTPRequest) async -> HTTPResult {
-        let ticket = state.withLock { state -> Int? in
-            guard !state.isOpen else { return nil }
-            state.nextTicket += 1
-            return state.nextTicket
-        }
-        guard let ticket else { return await super.load(request) }
-
-        let decision = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let now = state.withLock { state -> Decision? in  // decide under the lock…
-                    if Task.isCancelled { return .cancel }
-                    if state.isOpen { return .send }
-                    state.held.append((ticket, continuation))
-                    return nil
-                }
-                if let now { continuation.resume(returning: now) }  // …act outside it
-            }
-        } onCancel: {
-            let continuation = state.withLock { state in
-                state.held.firstIndex { $0.ticket == ticket }.map { state.held.remove(at: $0).continuation }
-            }
-            continuation?.resume(returning: .cancel)
-        }
-
-        switch decision {
-        case .send: return await super.load(request)
-        case .cancel: return .failure(HTTPError(.cancelled, request: request))
-        case .refuse: return .failure(HTTPError(.resetInProgress, request: request, message: "the gate was reset"))
-        }
-    }
-
-    /// A reset has begun: fails every held request with `.resetInProgress` and opens the gate. It must not wait,
-    /// and the loaders above may wait for what this one holds, so held requests are answered here, not in
-    /// `reset()`.
-    override func beginReset(_ mode: ResetMode) {
-        for continuation in openAndTakeHeld() { continuation.resume(returning: .refuse) }
-    }
-
-    private func openAndTakeHeld() -> [CheckedContinuation<Decision, Never>] {
-        state.withLock { state in
-            state.isOpen = true
-            defer { state.held = [] }
-            return state.held.map(\.continuation)
-        }
-    }
-}
+// WritingALoader.md's `RequestsPerHost` and `Gate` are in Tests/HTTPTestSupport/ArticleLoaders.swift, so that the
+// reset-order and stress tests of every target can put them in their chains.
 
 extension DocumentationExamplesTests {
     @Suite(.noHang) struct WritingALoader {
@@ -724,6 +607,12 @@ extension DocumentationExamplesTests {
 extension DocumentationExamplesTests {
     @Suite(.noHang) struct SamplesMatchTheArticles {
         static let thisFile = URL(fileURLWithPath: #filePath)
+        /// This file, and the one with the article's loaders.
+        static let sources = [
+            thisFile,
+            thisFile.deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("HTTPTestSupport/ArticleLoaders.swift"),
+        ]
         static let catalog = thisFile.deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Sources/HTTP/HTTP.docc")
 
@@ -752,13 +641,14 @@ extension DocumentationExamplesTests {
         @Test(arguments: try checkedArticles())
         func everySwiftSampleIsInThisFile(article: String) throws {
             let markdown = try String(contentsOf: Self.catalog.appendingPathComponent(article), encoding: .utf8)
-            let source = Self.normalized(try String(contentsOf: Self.thisFile, encoding: .utf8))
+            let source = try Self.sources.map { Self.normalized(try String(contentsOf: $0, encoding: .utf8)) }.joined()
             let samples = Self.swiftBlocks(in: markdown)
             #expect(!samples.isEmpty, "\(article) has no swift code block")
             for sample in samples {
                 #expect(
                     source.contains(Self.normalized(sample)),
-                    "\(article): this sample is not in DocumentationExamplesTests.swift:\n\(sample)")
+                    "\(article): this sample is not in DocumentationExamplesTests.swift or ArticleLoaders.swift:\n\(sample)"
+                )
             }
         }
 

@@ -27,7 +27,7 @@ private final class RandomLatencyTerminal: HTTPLoader, @unchecked Sendable {
         return .success(HTTPResponse(request: request, status: .ok))
     }
 
-    override func reset() async {
+    override func waitUntilIdle() async {
         await inFlight.waitUntilIdle()
     }
 }

@@ -519,7 +519,7 @@ private final class ScriptedTerminal: HTTPLoader, @unchecked Sendable {
         gate.answerOldest { HTTPResponse(request: $0, status: .ok).result }
         #expect(try await after.finished().response?.request.path == "/next")
 
-        follow.beginReset(.drain)
+        follow.beginResetPhase(.drain)
         var revocation = HTTPRequest(url: Self.start)
         revocation.isPartOfReset = true
         let revoked = Task { await chain.load(revocation) }
@@ -528,7 +528,7 @@ private final class ScriptedTerminal: HTTPLoader, @unchecked Sendable {
         try await eventually { gate.waitingCount == 1 }
         gate.answerOldest { HTTPResponse(request: $0, status: .ok).result }
         #expect(try await revoked.finished().response?.request.path == "/revoke")
-        follow.endReset()
+        follow.endResetPhase()
     }
 }
 

@@ -248,5 +248,5 @@ final class HandlerGate: Sendable {
 final class ResetPhaseProbe: HTTPLoader, @unchecked Sendable {
     private let begun = Locked(false)
     var hasBegun: Bool { begun.value }
-    override func beginReset(_ mode: ResetMode) { begun.withLock { $0 = true } }
+    override func failHeldLoads(_ mode: ResetMode) { begun.withLock { $0 = true } }
 }

@@ -253,12 +253,12 @@ import Testing
         let replay = ReplayLoader(
             cassette: Self.cassette(
                 Self.entry(.post, "https://id.example.com/revoke"), Self.entry(.get, "https://api.example.com/")))
-        replay.beginReset(.cancel)
+        replay.beginResetPhase(.cancel)
         #expect(await replay.load(Self.get("https://api.example.com/")).error?.code == .resetInProgress)
         var revocation = HTTPRequest(method: .post, url: URL(string: "https://id.example.com/revoke")!)
         revocation.isPartOfReset = true
         #expect(await replay.load(revocation).response?.status == .ok)
-        replay.endReset()
+        replay.endResetPhase()
         #expect(await replay.load(Self.get("https://api.example.com/")).response?.status == .ok)
 
         // Through the whole protocol: a reset neither rewinds the cassette nor leaves the loader refusing.

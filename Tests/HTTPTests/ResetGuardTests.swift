@@ -9,7 +9,7 @@ private final class SlowReset: HTTPLoader, @unchecked Sendable {
     let gate = Locked<[CheckedContinuation<Void, Never>]>([])
     let entered = Locked(false)
 
-    override func reset() async {
+    override func forgetState() async {
         resets.withLock { $0 += 1 }
         await withCheckedContinuation { continuation in
             gate.withLock { $0.append(continuation) }

@@ -11,23 +11,24 @@ private final class PhaseRecorder: HTTPLoader, @unchecked Sendable {
         self.name = name
         self.log = log
     }
-    override func beginReset(_ mode: ResetMode) { log.withLock { $0.append("begin \(name) \(mode)") } }
+    override func failHeldLoads(_ mode: ResetMode) { log.withLock { $0.append("begin \(name) \(mode)") } }
     override func waitUntilIdle() async { log.withLock { $0.append("idle \(name)") } }
-    override func reset() async {
+    override func forgetState() async {
         log.withLock { $0.append("reset \(name)") }
-        await super.reset()
     }
-    override func endReset() { log.withLock { $0.append("end \(name)") } }
+    override func resetDidEnd() { log.withLock { $0.append("end \(name)") } }
 }
 
-/// A loader written before the reset protocol: it overrides only `reset()`, and calls `super`.
+/// A loader with state to forget and nothing held: it overrides only `forgetState()`.
 private final class LegacyCounter: HTTPLoader, @unchecked Sendable {
     let resets = Locked(0)
-    override func reset() async {
+    override func forgetState() async {
         resets.withLock { $0 += 1 }
-        await super.reset()
     }
 }
+
+/// A loader that holds nothing and overrides nothing.
+private final class PlainLoader: HTTPLoader, @unchecked Sendable {}
 
 @Suite(.noHang) struct ResetProtocolTests {
     @Test func phasesRunOnEveryLoaderTopToBottomAndEndBottomToTop() async {
@@ -45,17 +46,69 @@ private final class LegacyCounter: HTTPLoader, @unchecked Sendable {
         #expect(log.value.filter { $0.hasPrefix("reset") } == ["reset a", "reset b", "reset c"])
     }
 
-    @Test func aLoaderThatOnlyOverridesResetIsResetOnceWhereverItIs() async {
+    @Test func everyLoaderForgetsItsStateOnceWhereverItIs() async {
         let top = LegacyCounter()
         let middle = LegacyCounter()
         let bottom = LegacyCounter()
         let chain = top --> ApplyEnvironment(environment: ServerEnvironment(host: "h")) --> middle --> bottom
         await chain.reset()
-        // The head is reset by the call itself and again by the protocol's third phase: its own work runs twice,
-        // the protocol once. Every other loader is reset once.
+        // `reset()` is the entry point only, never a phase: the head forgets once, like every other loader.
+        #expect(top.resets.value == 1)
         #expect(middle.resets.value == 1)
         #expect(bottom.resets.value == 1)
-        #expect(top.resets.value == 2)
+    }
+
+    /// A loader that holds nothing and overrides nothing keeps the promise: once a reset has begun, it passes
+    /// nothing on, and the reset waits for what it had passed on.
+    @Test func aLoaderThatOverridesNothingRefusesDuringAResetAndIsWaitedFor() async throws {
+        let (release, open) = AsyncStream.makeStream(of: Void.self)
+        let mock = MockLoader()
+            .then { request in
+                for await _ in release {}
+                return .success(HTTPResponse(request: request, status: .ok))
+            }
+            .then(status: .ok)
+        let plain = PlainLoader()
+        let chain = ResetSignal() --> plain --> mock
+        let inFlight = Task { await chain.load(HTTPRequest(host: "h", path: "/in-flight")) }
+        try await eventually { mock.receivedRequests.count == 1 }
+        let resetReturned = Locked(false)
+        let reset = Task {
+            await chain.reset()
+            resetReturned.withLock { $0 = true }
+        }
+        try await eventually { plain.isResetting }
+        // Called on the plain loader directly, as a loader above it in another chain would.
+        let refused = await plain.load(HTTPRequest(host: "h", path: "/during"))
+        #expect(refused.error?.code == .resetInProgress)
+        #expect(refused.error?.message == "refused by PlainLoader while the chain resets")
+        #expect(!resetReturned.value, "the reset returned while a load it had passed on was in flight")
+        open.finish()
+        #expect(try await inFlight.finished().response?.status == .ok)
+        try await reset.finished()
+        #expect(mock.receivedRequests.map(\.path) == ["/in-flight"])
+        #expect(await chain.load(HTTPRequest(host: "h", path: "/after")).response?.status == .ok)
+    }
+
+    /// A reset called while another one called on the same loader runs waits for it; one that asks to cancel
+    /// cancels what the running one drains.
+    @Test func aSecondResetJoinsTheRunningOneAndACancellingOneCancelsWhatItDrains() async throws {
+        let mock = MockLoader().then { request in
+            try? await Task.sleep(for: .seconds(3_600))
+            return .success(HTTPResponse(request: request, status: .ok))
+        }
+        let guardLoader = ResetGuard()
+        let chain = guardLoader --> mock
+        let load = Task { await chain.load(HTTPRequest(host: "h")) }
+        try await eventually { mock.receivedRequests.count == 1 }
+        let first = Task { await chain.reset(mode: .drain) }
+        try await eventually { guardLoader.isResetting }
+        let second = Task { await chain.reset(mode: .cancel) }
+        // The cancelling reset ends the load the draining one waited for; both return.
+        #expect(try await load.finished().error?.code == .cancelled)
+        try await first.finished()
+        try await second.finished()
+        #expect(!guardLoader.isResetting)
     }
 
     @Test func aDrainingResetWaitsForLoadsInFlightAndLetsThemFinish() async throws {

@@ -144,9 +144,8 @@ final class GateLoader: HTTPLoader, @unchecked Sendable {
         }
     }
 
-    override func reset() async {
+    override func forgetState() async {
         state.withLock { $0.resets += 1 }
-        await super.reset()
     }
 }
 

@@ -84,7 +84,6 @@ public final class Cache: HTTPLoader, @unchecked Sendable {
     }
 
     private struct State {
-        var resetsInProgress = 0
         var cancellingResets: UInt64 = 0
         var revalidations: [UInt64: Revalidation] = [:]
         var revalidatingKeys: Set<String> = []
@@ -92,10 +91,9 @@ public final class Cache: HTTPLoader, @unchecked Sendable {
     }
 
     private let state = Locked(State())
-    /// `state.resetsInProgress`, readable without the lock by every load.
-    private let resetting = Atomic<Int>(0)
-    /// The loads sent on, background revalidations included: a reset waits for them before the store is emptied.
-    private let inFlight = InFlightLoads()
+    /// The loads sent on with their store updates, background revalidations included, counted as this loader's
+    /// loads in flight: a reset waits for them before the store is emptied.
+    private var inFlight: InFlightLoads { participation.inFlight }
 
     /// Creates a cache.
     ///
@@ -119,9 +117,8 @@ public final class Cache: HTTPLoader, @unchecked Sendable {
     }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        if resetting.load(ordering: .sequentiallyConsistent) > 0, !request.isPartOfReset {
-            return .failure(refusal(of: request))
-        }
+        // Refused during a reset even when the cache could answer: the answer may belong to the user being logged out.
+        if isResetting, !request.isPartOfReset { return .failure(resetRefusal(of: request)) }
         var transaction = CacheTransaction(request: request, authorizationPolicy: authorizationPolicy)
         let started = now()
         switch transaction.start(now: started) {
@@ -162,18 +159,13 @@ public final class Cache: HTTPLoader, @unchecked Sendable {
     /// The number of background revalidations running; for tests.
     package var backgroundRevalidationCount: Int { state.withLock { $0.revalidations.count } }
 
-    /// The number of resets that have begun and not ended; for tests.
-    package var resetsInProgress: Int { resetting.load(ordering: .sequentiallyConsistent) }
-
     /// Sends `request` on, and the requests the transaction asks for after it, applying its store updates before
     /// the result is delivered (so a reset, which waits for these loads, empties the store after them).
     private func send(_ request: HTTPRequest, for transaction: inout CacheTransaction) async -> HTTPResult {
         inFlight.begin()
         defer { inFlight.end() }
         // Checked after `begin`: a reset that began before is seen here; one that begins after waits for this load.
-        if resetting.load(ordering: .sequentiallyConsistent) > 0, !request.isPartOfReset {
-            return .failure(refusal(of: request))
-        }
+        if isResetting, !request.isPartOfReset { return .failure(resetRefusal(of: request)) }
         var next = request
         while true {
             switch transaction.received(await loadNext(next), now: now()) {
@@ -198,16 +190,20 @@ public final class Cache: HTTPLoader, @unchecked Sendable {
     /// Starts revalidating `key`'s entry in a task of its own, unless one runs for it already or a reset does.
     /// The request goes in the Throttle's low-priority lane: nobody waits for it.
     private func revalidateInBackground(key: String, sending request: HTTPRequest, with transaction: CacheTransaction) {
+        // Counted before the check (see `HTTPLoader.loadNext(_:)`): a reset either waits for the revalidation or
+        // is seen here.
+        inFlight.begin()
         let reservation = state.withLock { state -> (id: UInt64, epoch: UInt64)? in
-            guard state.resetsInProgress == 0, state.revalidatingKeys.insert(key).inserted else { return nil }
+            guard !isResetting, state.revalidatingKeys.insert(key).inserted else { return nil }
             state.lastRevalidationID += 1
             let id = state.lastRevalidationID
             state.revalidations[id] = Revalidation(key: key, task: nil, epoch: state.cancellingResets)
-            // Under the lock that counts resets: one that begins after this waits for the revalidation.
-            inFlight.begin()
             return (id, state.cancellingResets)
         }
-        guard let reservation else { return }
+        guard let reservation else {
+            inFlight.end()
+            return
+        }
         var background = request
         background.throttlePriority = .low
         let task = Task { [background] in
@@ -244,41 +240,20 @@ public final class Cache: HTTPLoader, @unchecked Sendable {
         inFlight.end()
     }
 
-    private func refusal(of request: HTTPRequest) -> HTTPError {
-        HTTPError(.resetInProgress, request: request, message: "refused by Cache while the chain resets")
-    }
-
     // MARK: - Reset
 
-    /// Refuses loads until the reset ends; with ``ResetMode/cancel``, cancels the background revalidations.
-    public override func beginReset(_ mode: ResetMode) {
+    /// With ``ResetMode/cancel``, cancels the background revalidations.
+    public override func failHeldLoads(_ mode: ResetMode) {
+        guard mode == .cancel else { return }
         let tasks = state.withLock { state -> [Task<Void, Never>] in
-            state.resetsInProgress += 1
-            resetting.store(state.resetsInProgress, ordering: .sequentiallyConsistent)
-            guard mode == .cancel else { return [] }
             state.cancellingResets += 1
             return state.revalidations.values.compactMap(\.task)
         }
         for task in tasks { task.cancel() }
     }
 
-    /// Returns once the loads sent on, background revalidations included, have completed and their responses
-    /// are stored.
-    public override func waitUntilIdle() async {
-        await inFlight.waitUntilIdle()
-    }
-
     /// Removes every stored response: they belong to the user the chain served until now.
-    public override func reset() async {
-        guard isTakingPartInReset else { return await super.reset() }
+    public override func forgetState() async {
         await store.removeAll()
-        await super.reset()
-    }
-
-    public override func endReset() {
-        state.withLock { state in
-            state.resetsInProgress -= 1
-            resetting.store(state.resetsInProgress, ordering: .sequentiallyConsistent)
-        }
     }
 }

@@ -43,6 +43,10 @@
 /// }
 /// ```
 ///
+/// The base class keeps the reset protocol for every loader (``reset(mode:)``): while a reset runs it refuses what a
+/// loader would pass on, and it counts what a loader has passed on so the reset waits for it. A loader with state
+/// to forget overrides ``forgetState()``; one that holds requests fails them in ``failHeldLoads(_:)``. Nothing else.
+///
 /// Subclasses are shared between concurrent loads: keep configuration in `let` properties and any
 /// mutable state behind one lock, and never `await` while holding it. `Synchronization.Mutex` is the
 /// natural choice; note that on Linux (Swift 6.3.1) ThreadSanitizer cannot see `Mutex` and reports its
@@ -52,6 +56,8 @@
 // loader, is behind a lock; subclasses are required (above) to keep theirs behind a lock as well.
 open class HTTPLoader: @unchecked Sendable {
     private let next = Locked<HTTPLoader?>(nil)
+    /// This loader's part in resets: whether one runs, the loads it has passed on, the resets entered here.
+    @usableFromInline package let participation = ResetParticipation()
 
     public init() {}
 
@@ -88,7 +94,31 @@ open class HTTPLoader: @unchecked Sendable {
     @inlinable
     package final func loadNext(_ request: HTTPRequest) async -> HTTPResult {
         guard let nextLoader else { return .failure(endOfChain(request)) }
+        return await send(request, to: nextLoader)
+    }
+
+    /// Hands `request` to `next` — the next loader, or an inner loader of a composite — keeping the reset protocol
+    /// for both: while a reset runs at this loader, a request that is not part of it is refused here with
+    /// ``HTTPError/Code/resetInProgress``; and the load is counted at `next` until it returns, so that a reset waits
+    /// for it there (a terminal's sends, and what a loader does after its own next load returns, included).
+    @inlinable
+    package final func send(_ request: HTTPRequest, to next: HTTPLoader) async -> HTTPResult {
         if Task.isCancelled { return .failure(cancelledBeforeSending(request)) }
+        // Counted before the check, both sequentially consistent: a reset that has begun here has begun below too,
+        // so it either finds this load counted when it waits at `next`, or this load sees the reset and is refused.
+        next.participation.inFlight.begin()
+        defer { next.participation.inFlight.end() }
+        if participation.isResetting, !request.isPartOfReset { return .failure(resetRefusal(of: request)) }
+        return await next.load(request)
+    }
+
+    /// Hands `request` to ``nextLoader`` without counting it there: for a loader's own requests that a reset
+    /// abandons rather than waits for (an authorization flow the reset interrupted, whose late answer is ignored).
+    /// It is refused during a reset like any other unless it is part of it.
+    package final func loadNextUncounted(_ request: HTTPRequest) async -> HTTPResult {
+        guard let nextLoader else { return .failure(endOfChain(request)) }
+        if Task.isCancelled { return .failure(cancelledBeforeSending(request)) }
+        if participation.isResetting, !request.isPartOfReset { return .failure(resetRefusal(of: request)) }
         return await nextLoader.load(request)
     }
 
@@ -127,63 +157,109 @@ open class HTTPLoader: @unchecked Sendable {
 
     /// Resets the chain from this loader down, draining the loads in flight: ``reset(mode:)`` with
     /// ``ResetMode/drain``.
-    ///
-    /// Override it to forget what a loader keeps (credentials, a cache, counters): the reset calls it once on
-    /// every loader of the chain, top to bottom, after every load has completed and before the chain accepts
-    /// loads again; call `super`, which then does nothing. Called from outside a reset, the default runs the
-    /// whole protocol.
-    open func reset() async {
-        if isTakingPartInReset { return }
+    public final func reset() async {
         await reset(mode: .drain)
     }
 
     /// Resets the chain from this loader down, and returns once it has quiesced.
     ///
-    /// The reset is a protocol in four phases, each run on every loader of the chain (``nextLoaders``, each
-    /// loader once) before the next phase starts:
+    /// The base class runs the reset as a protocol in four phases, each on every loader of the chain
+    /// (``nextLoaders``, each loader once) before the next phase starts:
     ///
-    /// 1. ``beginReset(_:)``, top to bottom, without waiting on anything: each loader refuses new loads with
-    ///    ``HTTPError/Code/resetInProgress`` and fails the requests it holds waiting (in a queue, for a retry
-    ///    delay, for credentials) with the same code; with ``ResetMode/cancel``, terminals also cancel the loads
-    ///    they are sending, which complete with ``HTTPError/Code/cancelled``.
-    /// 2. ``waitUntilIdle()``: each loader waits until the loads it sent on have completed.
-    /// 3. ``reset()``: each loader forgets its state — `OAuth` logs out, `BasicAuth` forgets its credentials.
-    ///    Requests a loader sends as part of its own reset (a token revocation) are let through.
-    /// 4. ``endReset()``, bottom to top: each loader accepts loads again.
+    /// 1. Top to bottom, without waiting on anything: each loader starts refusing the loads it would pass on with
+    ///    ``HTTPError/Code/resetInProgress`` (``isResetting``), then fails what it holds waiting — in a queue, for a
+    ///    retry delay, for credentials — with the same code (``failHeldLoads(_:)``); with ``ResetMode/cancel``,
+    ///    terminals also cancel what they are sending, which completes with ``HTTPError/Code/cancelled``.
+    /// 2. Top to bottom, each loader waits until the loads passed to it by the loader above have returned (the base
+    ///    class counts them), and until whatever else it sends has ended (``waitUntilIdle()``).
+    /// 3. Top to bottom, each loader forgets its state (``forgetState()``): `OAuth` logs out, `BasicAuth` forgets
+    ///    its credentials, `Cache` empties. Requests a loader sends as part of its own reset (a token revocation,
+    ///    ``HTTPRequest/isPartOfReset``) are let through.
+    /// 4. Bottom to top, each loader accepts loads again (``resetDidEnd()``, then ``isResetting`` turns false).
     ///
     /// So once a reset has begun, no request leaves the chain that had not left it already, whatever the order
     /// of the loaders: every request waiting anywhere fails at once, and every loader refuses new work until the
-    /// chain is quiet and clean.
+    /// chain is quiet and clean. A loader that holds nothing overrides nothing to keep this promise.
+    ///
+    /// A reset called on a loader while one that was called on the same loader runs does not start another: it
+    /// waits for the running one — after cancelling what is in flight, if it asks for ``ResetMode/cancel`` and
+    /// the running one drains. Resets called on different loaders of a chain overlap, and a loader accepts loads
+    /// again once each has ended. Called from a loader's own reset on a loader that the reset is resetting, it
+    /// returns at once.
     ///
     /// - Parameter mode: What happens to the loads already sent on: they finish (``ResetMode/drain``, the
     ///   default of ``reset()``) or are cancelled at once (``ResetMode/cancel``).
     public final func reset(mode: ResetMode) async {
         if isTakingPartInReset { return }
         let loaders = loadersForReset()
+        switch participation.enter(mode) {
+        case .join(let escalate):
+            if escalate { for loader in loaders { loader.failHeldLoads(.cancel) } }
+            await participation.waitForRunningReset()
+            return
+        case .run:
+            break
+        }
         let members = ResetProtocol.members.union(loaders.map(ObjectIdentifier.init))
         await ResetProtocol.$members.withValue(members) {
-            for loader in loaders { loader.beginReset(mode) }
-            for loader in loaders { await loader.waitUntilIdle() }
-            for loader in loaders { await loader.reset() }
-            for loader in loaders.reversed() { loader.endReset() }
+            for loader in loaders { loader.beginResetPhase(mode) }
+            for loader in loaders {
+                await loader.participation.inFlight.waitUntilIdle()
+                await loader.waitUntilIdle()
+            }
+            for loader in loaders { await loader.forgetState() }
+            for loader in loaders.reversed() { loader.endResetPhase() }
         }
+        participation.leave()
     }
 
-    /// Phase 1 of a reset: stop accepting loads and fail the requests waiting here with
-    /// ``HTTPError/Code/resetInProgress``; with ``ResetMode/cancel``, a terminal also cancels what it is sending.
-    /// It must not wait for anything. Resets may overlap, so count them: a loader accepts loads again once each
-    /// reset that began has ended (``endReset()``). The default does nothing.
-    open func beginReset(_ mode: ResetMode) {}
+    /// Phase 1 of a reset at this loader alone: it refuses loads from now on, and fails what it holds. Tests call it
+    /// (with ``endResetPhase()``) to hold one loader in a reset.
+    package final func beginResetPhase(_ mode: ResetMode) {
+        participation.begin()
+        failHeldLoads(mode)
+    }
 
-    /// Phase 2 of a reset: return once the loads this loader sent on have completed. The default returns at once.
+    /// Phase 4 of a reset at this loader alone: it accepts loads again once every reset that began here has ended.
+    package final func endResetPhase() {
+        resetDidEnd()
+        participation.end()
+    }
+
+    /// Phase 1 of a reset: fail the loads this loader holds waiting — in a queue, for a delay, for credentials —
+    /// with ``HTTPError/Code/resetInProgress`` (``resetRefusal(of:)``), and with ``ResetMode/cancel`` cancel what it
+    /// is sending itself. It must not wait for anything. By the time it is called, ``isResetting`` is true: a load
+    /// that parks under the same lock this method takes checks it there, so it either parks in time to be failed
+    /// here or sees the reset and does not park. The default does nothing: a loader that holds nothing overrides
+    /// nothing.
+    open func failHeldLoads(_ mode: ResetMode) {}
+
+    /// Phase 2 of a reset, after the loads passed to this loader have returned: return once whatever else it sends
+    /// has ended — a terminal's transfers whose bodies outlive `load(_:)`, background work. The default returns at
+    /// once.
     open func waitUntilIdle() async {}
 
-    /// Phase 4 of a reset: accept loads again (once every reset that began here has ended). The default does
-    /// nothing.
-    open func endReset() {}
+    /// Phase 3 of a reset, once the chain is quiet: forget what this loader keeps — credentials, a cache, counters.
+    /// Requests it sends meanwhile must be marked ``HTTPRequest/isPartOfReset`` (the loaders below refuse the rest).
+    /// The default does nothing.
+    open func forgetState() async {}
 
-    /// Whether a reset running in the current task is resetting this loader: then ``reset()`` is the call of its
-    /// phase 3, not a request to start one.
+    /// Phase 4 of a reset, bottom to top, just before this loader accepts loads again: for a loader whose own state
+    /// machine tracks resets. The default does nothing.
+    open func resetDidEnd() {}
+
+    /// Whether a reset is under way at this loader: from phase 1, before ``failHeldLoads(_:)`` is called, until the
+    /// end of phase 4. While it is, the loader refuses the loads it would pass on that are not part of the reset;
+    /// a loader that parks loads checks it under the lock it parks them with.
+    public final var isResetting: Bool { participation.isResetting }
+
+    /// The failure of a load this loader refuses because a reset is under way: ``HTTPError/Code/resetInProgress``,
+    /// naming the loader.
+    public final func resetRefusal(of request: HTTPRequest) -> HTTPError {
+        HTTPError(.resetInProgress, request: request, message: "refused by \(type(of: self)) while the chain resets")
+    }
+
+    /// Whether a reset running in the current task is resetting this loader.
     public final var isTakingPartInReset: Bool {
         ResetProtocol.members.contains(ObjectIdentifier(self))
     }

@@ -8,6 +8,7 @@ import Synchronization
 /// inFlight.begin(); defer { inFlight.end() }   // around each load
 /// await inFlight.waitUntilIdle()               // in reset()
 /// ```
+@usableFromInline
 package final class InFlightLoads: Sendable {
     /// The loads running. Atomic: `begin` and `end` run on every load, and take no lock.
     private let count = Atomic<Int>(0)
@@ -20,11 +21,11 @@ package final class InFlightLoads: Sendable {
     /// The loads running now.
     package var runningCount: Int { count.load(ordering: .sequentiallyConsistent) }
 
-    package func begin() {
+    @usableFromInline package func begin() {
         count.add(1, ordering: .sequentiallyConsistent)
     }
 
-    package func end() {
+    @usableFromInline package func end() {
         let remaining = count.subtract(1, ordering: .sequentiallyConsistent).newValue
         // Sequentially consistent on both sides: either this sees the waiter's flag, or the waiter (which sets
         // the flag before reading the count) sees the count at zero.

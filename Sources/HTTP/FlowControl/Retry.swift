@@ -51,13 +51,9 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
         var waiters = Waiters<WaitOutcome>()
         /// The task that ends each wait when its delay has elapsed.
         var sleepers: [UInt64: Task<Void, Never>] = [:]
-        var resetsInProgress = 0
     }
 
     private let state = Locked(State())
-    private let inFlight = InFlightLoads()
-    /// `state.resetsInProgress`, readable without the lock by every load.
-    private let resetting = Atomic<Int>(0)
 
     /// - Parameters:
     ///   - strategy: The default strategy; ``Backoff/standard`` unless you pass one.
@@ -86,7 +82,6 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
     public var waitingCount: Int { state.withLock { $0.waiters.count } }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        if resetting.load(ordering: .acquiring) > 0, !request.isPartOfReset { return .failure(refusal(of: request)) }
         var base = request
         if let key = request.idempotencyKey, !base.headers.contains("Idempotency-Key") {
             base.headers["Idempotency-Key"] = key
@@ -95,9 +90,7 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
 
         // The first attempt, in this small frame: a request waiting downstream (in a throttle, for a token)
         // holds only this frame, not the larger one of the retry loop.
-        inFlight.begin()
         let result = await loadNext(base)
-        inFlight.end()
         // The common case: a response the strategy never retries.
         if case .success(let response) = result, !strategy.mayRetry(response.status) {
             budget?.record(response.status)
@@ -121,12 +114,8 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
             var attempt = base
             if attemptNumber > 1 {
                 attempt.attemptNumber = attemptNumber  // 1 is the default: no copy of the options
-                if resetting.load(ordering: .acquiring) > 0, !attempt.isPartOfReset {
-                    return .failure(refusal(of: attempt, after: result))
-                }
-                inFlight.begin()
+                if isResetting, !attempt.isPartOfReset { return .failure(refusal(of: attempt, after: result)) }
                 result = await loadNext(attempt)
-                inFlight.end()
             }
 
             guard let delay = retryDelay(for: result, of: attempt, strategy: strategy) else { return result }
@@ -185,7 +174,7 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
                 let refused = state.withLock { state -> Bool in
                     if Task.isCancelled {
                         state.waiters.answerUnparked(id, with: .cancelled)
-                    } else if state.resetsInProgress > 0 {
+                    } else if isResetting {
                         state.waiters.answerUnparked(id, with: .reset)
                     } else {
                         state.waiters.park(id, continuation)
@@ -227,12 +216,8 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
         continuation?.resume()
     }
 
-    /// The failure of a request refused because the chain is resetting; after an attempt, it keeps that attempt's
-    /// response.
-    private func refusal(of request: HTTPRequest, after previous: HTTPResult? = nil) -> HTTPError {
-        guard let previous else {
-            return HTTPError(.resetInProgress, request: request, message: "refused by Retry while the chain resets")
-        }
+    /// The failure of a retry abandoned because the chain is resetting: it keeps the last attempt's response.
+    private func refusal(of request: HTTPRequest, after previous: HTTPResult) -> HTTPError {
         let attempt = request.attemptNumber
         return HTTPError(
             .resetInProgress,
@@ -243,27 +228,13 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
         )
     }
 
-    /// Ends every wait with ``HTTPError/Code/resetInProgress`` and refuses new requests and attempts.
-    public override func beginReset(_ mode: ResetMode) {
+    /// Ends every wait for a retry with ``HTTPError/Code/resetInProgress``.
+    public override func failHeldLoads(_ mode: ResetMode) {
         let (continuations, sleepers) = state.withLock { state in
-            state.resetsInProgress += 1
-            resetting.store(state.resetsInProgress, ordering: .releasing)
             defer { state.sleepers = [:] }
             return (state.waiters.answerAll(with: .reset), state.sleepers.values)
         }
         for sleeper in sleepers { sleeper.cancel() }
         for continuation in continuations { continuation.resume() }
-    }
-
-    /// Returns once the attempts in flight have completed.
-    public override func waitUntilIdle() async {
-        await inFlight.waitUntilIdle()
-    }
-
-    public override func endReset() {
-        state.withLock { state in
-            state.resetsInProgress -= 1
-            resetting.store(state.resetsInProgress, ordering: .releasing)
-        }
     }
 }

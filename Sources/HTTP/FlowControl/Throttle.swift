@@ -66,8 +66,6 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
         var running = 0
         var lanes = [Lane](repeating: Lane(), count: ThrottlePriority.allCases.count)
         var waiters = Waiters<Admission>()
-        var resetsInProgress = 0
-        var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     /// How many times in a row a lane with a waiting request may be passed over by higher lanes.
@@ -117,13 +115,13 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
         return await loadInSlot(request)
     }
 
-    /// Loads a request that bypasses the queue; during a reset only a loader's own reset traffic does.
+    /// Loads a request that bypasses the queue (during a reset, `loadNext` lets only a loader's own reset traffic
+    /// through).
     /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
     /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
     @inline(never)
     private func bypass(_ request: HTTPRequest) async -> HTTPResult {
-        if !request.isPartOfReset, state.withLock({ $0.resetsInProgress > 0 }) { return refusal(.reset, of: request) }
-        return await loadNext(request)
+        await loadNext(request)
     }
 
     /// Loads a request that holds a slot, and frees the slot when the load completes.
@@ -145,15 +143,14 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
         case .cancelled:
             .failure(HTTPError(.cancelled, request: request, message: "cancelled while waiting in the Throttle"))
         case .reset, .granted:
-            .failure(
-                HTTPError(.resetInProgress, request: request, message: "refused by Throttle while the chain resets"))
+            .failure(resetRefusal(of: request))
         }
     }
 
     /// Takes a free slot, or says why not now: `nil` when the request must wait.
     private func admitNow() -> Admission? {
         state.withLock { state -> Admission? in
-            if state.resetsInProgress > 0 { return .reset }
+            if isResetting { return .reset }
             guard state.running < state.limit, state.waiters.count == 0 else { return nil }
             state.running += 1
             return .granted
@@ -183,7 +180,7 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
                 state.waiters.answerUnparked(id, with: .cancelled)
                 return (true, [])
             }
-            if state.resetsInProgress > 0 {
+            if isResetting {
                 state.waiters.answerUnparked(id, with: .reset)
                 return (true, [])
             }
@@ -198,16 +195,11 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
 
     /// Frees a slot and hands it on.
     private func release() {
-        let (admitted, idle) = state.withLock {
-            state -> ([CheckedContinuation<Void, Never>], [CheckedContinuation<Void, Never>]) in
+        let admitted = state.withLock { state in
             state.running -= 1
-            let admitted = Self.admitWaiters(&state, starvationLimit: starvationLimit)
-            guard state.running == 0, !state.idleWaiters.isEmpty else { return (admitted, []) }
-            defer { state.idleWaiters = [] }
-            return (admitted, state.idleWaiters)
+            return Self.admitWaiters(&state, starvationLimit: starvationLimit)
         }
         for continuation in admitted { continuation.resume() }
-        for continuation in idle { continuation.resume() }
     }
 
     /// Picks waiters for every free slot, by the rule in the type's documentation; the caller resumes them
@@ -237,30 +229,12 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
         return admitted
     }
 
-    /// Fails every waiting request with ``HTTPError/Code/resetInProgress`` and refuses new ones until the reset
-    /// ends.
-    public override func beginReset(_ mode: ResetMode) {
+    /// Fails every waiting request with ``HTTPError/Code/resetInProgress``.
+    public override func failHeldLoads(_ mode: ResetMode) {
         let waiting = state.withLock { state in
-            state.resetsInProgress += 1
             for lane in state.lanes.indices { state.lanes[lane] = Lane() }
             return state.waiters.answerAll(with: .reset)
         }
         for continuation in waiting { continuation.resume() }
-    }
-
-    /// Returns once the requests running downstream have finished.
-    public override func waitUntilIdle() async {
-        await withCheckedContinuation { continuation in
-            let isIdle = state.withLock { state -> Bool in
-                if state.running == 0 { return true }
-                state.idleWaiters.append(continuation)
-                return false
-            }
-            if isIdle { continuation.resume() }
-        }
-    }
-
-    public override func endReset() {
-        state.withLock { $0.resetsInProgress -= 1 }
     }
 }

@@ -43,7 +43,6 @@ public final class MockLoader: HTTPLoader, @unchecked Sendable {
         var handlers: [Handler] = []
         var nextHandler = 0
         var received: [HTTPRequest] = []
-        var resetsInProgress = 0
         /// Loads whose handler runs, waiting for its result, a cancellation or a cancelling reset.
         var running = Waiters<HTTPResult?>()
         var handlerTasks: [UInt64: Task<Void, Never>] = [:]
@@ -53,7 +52,8 @@ public final class MockLoader: HTTPLoader, @unchecked Sendable {
     }
 
     private let state = Locked(State())
-    private let inFlight = InFlightLoads()
+    /// Counted for the whole load, so that a reset of a chain that is only this loader waits for its handlers.
+    private var inFlight: InFlightLoads { participation.inFlight }
 
     public override init() {}
 
@@ -95,9 +95,12 @@ public final class MockLoader: HTTPLoader, @unchecked Sendable {
     }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
+        // Counted before the reset check (see `HTTPLoader.send(_:to:)`).
+        inFlight.begin()
+        defer { inFlight.end() }
         if Task.isCancelled { return .failure(HTTPError(.cancelled, request: request)) }
         let decision = state.withLock { state -> Decision in
-            if state.resetsInProgress > 0, !request.isPartOfReset { return .refused }
+            if isResetting, !request.isPartOfReset { return .refused }
             state.received.append(request)
             guard state.nextHandler < state.handlers.count else { return .noHandler(state.received.count) }
             defer { state.nextHandler += 1 }
@@ -105,8 +108,7 @@ public final class MockLoader: HTTPLoader, @unchecked Sendable {
         }
         switch decision {
         case .refused:
-            return .failure(
-                HTTPError(.resetInProgress, request: request, message: "refused by MockLoader while the chain resets"))
+            return .failure(resetRefusal(of: request))
         case .noHandler(let number):
             return .failure(
                 HTTPError(
@@ -116,8 +118,6 @@ public final class MockLoader: HTTPLoader, @unchecked Sendable {
                 )
             )
         case .run(let handler, let id, let epoch):
-            inFlight.begin()
-            defer { inFlight.end() }
             let metrics = HTTPMetrics(startingNowFor: request)
             request.emit(.attemptStarted)
             let outcome = await run(handler, id: id, epoch: epoch, for: request)
@@ -221,24 +221,14 @@ public final class MockLoader: HTTPLoader, @unchecked Sendable {
         waiter?.resume()
     }
 
-    /// Refuses loads until the reset ends; with ``ResetMode/cancel``, ends the running ones as cancelled.
-    public override func beginReset(_ mode: ResetMode) {
+    /// With ``ResetMode/cancel``, ends the running loads as cancelled.
+    public override func failHeldLoads(_ mode: ResetMode) {
+        guard mode == .cancel else { return }
         let (waiters, tasks) = state.withLock { state in
-            state.resetsInProgress += 1
-            if mode == .cancel { state.cancellingResets += 1 }
-            guard mode == .cancel else { return ([CheckedContinuation<Void, Never>](), [Task<Void, Never>]()) }
+            state.cancellingResets += 1
             return (state.running.answerAll(with: nil), Array(state.handlerTasks.values))
         }
         for task in tasks { task.cancel() }
         for waiter in waiters { waiter.resume() }
-    }
-
-    /// Returns once every load has completed.
-    public override func waitUntilIdle() async {
-        await inFlight.waitUntilIdle()
-    }
-
-    public override func endReset() {
-        state.withLock { $0.resetsInProgress -= 1 }
     }
 }

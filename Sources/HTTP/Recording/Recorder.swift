@@ -54,8 +54,9 @@ public final class Recorder: HTTPLoader, @unchecked Sendable {
     /// Held while the file is written, so that writes happen one at a time, each with the latest cassette.
     private let fileLock = Locked(())
     private let nextSequence = Atomic<Int>(0)
-    private let resetsInProgress = Atomic<Int>(0)
-    private let inFlight = InFlightLoads()
+    /// Counted until each load's entry is stored, so that a reset returns after it even when this is the chain's
+    /// head.
+    private var inFlight: InFlightLoads { participation.inFlight }
 
     /// - Parameters:
     ///   - file: Where to write the cassette after each entry; `nil` to keep it in memory until ``save(to:)``.
@@ -99,10 +100,6 @@ public final class Recorder: HTTPLoader, @unchecked Sendable {
     }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        if resetsInProgress.load(ordering: .acquiring) > 0, !request.isPartOfReset {
-            return .failure(
-                HTTPError(.resetInProgress, request: request, message: "refused by Recorder while the chain resets"))
-        }
         inFlight.begin()
         defer { inFlight.end() }
         let sequence = nextSequence.add(1, ordering: .relaxed).oldValue
@@ -165,19 +162,5 @@ public final class Recorder: HTTPLoader, @unchecked Sendable {
                 throw error
             }
         }
-    }
-
-    /// Refuses loads until the reset ends.
-    public override func beginReset(_ mode: ResetMode) {
-        resetsInProgress.add(1, ordering: .sequentiallyConsistent)
-    }
-
-    /// Returns once the loads passed on have completed and their entries are stored.
-    public override func waitUntilIdle() async {
-        await inFlight.waitUntilIdle()
-    }
-
-    public override func endReset() {
-        resetsInProgress.subtract(1, ordering: .sequentiallyConsistent)
     }
 }

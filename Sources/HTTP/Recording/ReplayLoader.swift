@@ -100,7 +100,6 @@ public final class ReplayLoader: HTTPLoader, @unchecked Sendable {
 
     private struct State {
         var used: [Bool]
-        var resetsInProgress = 0
     }
 
     private let state: Locked<State>
@@ -173,7 +172,7 @@ public final class ReplayLoader: HTTPLoader, @unchecked Sendable {
         let recorded = Cassette.Request(recording: request, redaction: cassette.redaction)
         let key = RequestKey(recorded, matching: matching)
         let decision = state.withLock { state -> Decision in
-            if state.resetsInProgress > 0, !request.isPartOfReset { return .refused }
+            if isResetting, !request.isPartOfReset { return .refused }
             guard let index = choose(key, used: state.used) else { return .unmatched }
             state.used[index] = true
             return .answer(index)
@@ -182,9 +181,7 @@ public final class ReplayLoader: HTTPLoader, @unchecked Sendable {
         case .answer(let index):
             return result(of: index, answering: request)
         case .refused:
-            return .failure(
-                HTTPError(.resetInProgress, request: request, message: "refused by ReplayLoader while the chain resets")
-            )
+            return .failure(resetRefusal(of: request))
         case .unmatched:
             return .failure(unmatched(request, recorded: recorded, key: key))
         }
@@ -279,14 +276,6 @@ public final class ReplayLoader: HTTPLoader, @unchecked Sendable {
         }
     }
 
-    /// Refuses loads until the reset ends.
-    public override func beginReset(_ mode: ResetMode) {
-        state.withLock { $0.resetsInProgress += 1 }
-    }
-
-    public override func endReset() {
-        state.withLock { $0.resetsInProgress -= 1 }
-    }
 }
 
 /// A request reduced to what ``ReplayLoader/Matching`` compares.

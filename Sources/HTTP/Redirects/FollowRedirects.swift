@@ -77,8 +77,6 @@ public final class FollowRedirects: HTTPLoader, @unchecked Sendable {
     /// Which header fields are secrets, removed from a hop to another origin besides `Authorization`,
     /// `Proxy-Authorization` and `Cookie`: those it hides.
     public let redaction: Redaction
-    private let resetsInProgress = Atomic<Int>(0)
-    private let inFlight = InFlightLoads()
 
     /// - Parameters:
     ///   - maximumNumberOfRedirects: How many redirects one load follows; 20 by default, as browsers and URLSession
@@ -99,14 +97,6 @@ public final class FollowRedirects: HTTPLoader, @unchecked Sendable {
     }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        // Counted before the check: a reset that begins meanwhile either waits for this load or is seen by it.
-        inFlight.begin()
-        defer { inFlight.end() }
-        if resetsInProgress.load(ordering: .sequentiallyConsistent) > 0, !request.isPartOfReset {
-            return .failure(
-                HTTPError(
-                    .resetInProgress, request: request, message: "refused by FollowRedirects while the chain resets"))
-        }
         let result = await loadNext(request)
         guard case .success(let response) = result, RedirectRules.isFollowed(response.status) else { return result }
         return await follow(response, of: request)
@@ -165,7 +155,7 @@ public final class FollowRedirects: HTTPLoader, @unchecked Sendable {
                     "the server answered \(response.status), which resends the body to \(next.displayURL), and the "
                         + "request's body (\(type(of: next.body))) can be sent only once")
             }
-            if resetsInProgress.load(ordering: .sequentiallyConsistent) > 0, !request.isPartOfReset {
+            if isResetting, !request.isPartOfReset {
                 return failure(
                     .resetInProgress, current, response, redirects,
                     "FollowRedirects did not follow the \(response.status) to \(next.displayURL): the chain is resetting"
@@ -213,29 +203,5 @@ public final class FollowRedirects: HTTPLoader, @unchecked Sendable {
         var kept = Self.finished(response, redirects)
         kept.bodyStream = nil
         return .failure(HTTPError(code, request: current, message: message, response: kept))
-    }
-
-    // MARK: - Reset
-
-    /// Whether a reset has begun and not ended: loads are refused meanwhile.
-    var isResetting: Bool { resetsInProgress.load(ordering: .sequentiallyConsistent) > 0 }
-
-    /// Refuses new loads until the reset ends; loads in flight send no further hop.
-    public override func beginReset(_ mode: ResetMode) {
-        resetsInProgress.add(1, ordering: .sequentiallyConsistent)
-    }
-
-    /// Returns once the loads passed on have completed.
-    public override func waitUntilIdle() async {
-        await inFlight.waitUntilIdle()
-    }
-
-    /// Keeps nothing to forget.
-    public override func reset() async {
-        guard isTakingPartInReset else { return await super.reset() }
-    }
-
-    public override func endReset() {
-        resetsInProgress.subtract(1, ordering: .sequentiallyConsistent)
     }
 }

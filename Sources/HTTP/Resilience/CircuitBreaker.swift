@@ -73,7 +73,6 @@ public final class CircuitBreaker: HTTPLoader, @unchecked Sendable {
         var pruningThreshold = 256
         var observers: [UInt64: AsyncStream<CircuitTransition>.Continuation] = [:]
         var lastObserverID: UInt64 = 0
-        var resetsInProgress = 0
     }
 
     /// A request that was sent, to be reported back.
@@ -90,7 +89,8 @@ public final class CircuitBreaker: HTTPLoader, @unchecked Sendable {
     }
 
     private let state = Locked(State())
-    private let inFlight = InFlightLoads()
+    /// Counted from the decision until the result is recorded, so a reset forgets the circuits only after it.
+    private var inFlight: InFlightLoads { participation.inFlight }
 
     /// Creates a circuit breaker.
     ///
@@ -156,34 +156,34 @@ public final class CircuitBreaker: HTTPLoader, @unchecked Sendable {
         case .failFast(let refusal, let message):
             return .failure(Self.failure(of: request, origin: origin, refusal: refusal, message: message))
         case .refuse:
-            return .failure(refusal(of: request))
+            return .failure(resetRefusal(of: request))
         }
     }
 
-    /// Sends a request that has no origin yet, without counting it; during a reset, only a loader's own reset
-    /// traffic goes.
+    /// Sends a request that has no origin yet, past the circuits (during a reset, `loadNext` lets only a loader's
+    /// own reset traffic through).
     /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
     /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
     @inline(never)
     private func loadUncounted(_ request: HTTPRequest) async -> HTTPResult {
-        if !request.isPartOfReset, state.withLock({ $0.resetsInProgress > 0 }) {
-            return .failure(refusal(of: request))
-        }
-        return await loadNext(request)
+        await loadNext(request)
     }
 
     /// Asks `origin`'s circuit what to do with a request arriving now. The clock is read only when the circuit is
     /// not closed (or idle circuits are forgotten).
     private func decide(for request: HTTPRequest, origin: Origin) -> Decision {
-        state.withLock { state -> Decision in
-            if state.resetsInProgress > 0, !request.isPartOfReset { return .refuse }
+        // Counted before the reset check (see `HTTPLoader.send(_:to:)`), and until the result is recorded.
+        inFlight.begin()
+        let decision = state.withLock { state -> Decision in
+            if isResetting, !request.isPartOfReset { return .refuse }
             let index = circuitIndex(for: origin, in: &state)
             // In place: reading a circuit out of the dictionary would copy it.
             let (decision, change) = Self.admit(origin, to: &state.circuits.values[index], now: elapsed)
-            if case .send = decision { inFlight.begin() }
             if let change { Self.report(change, of: origin, to: state.observers) }
             return decision
         }
+        if case .send = decision {} else { inFlight.end() }
+        return decision
     }
 
     /// Asks `circuit` what to do with a request arriving now.
@@ -275,32 +275,13 @@ public final class CircuitBreaker: HTTPLoader, @unchecked Sendable {
         )
     }
 
-    private func refusal(of request: HTTPRequest) -> HTTPError {
-        HTTPError(.resetInProgress, request: request, message: "refused by CircuitBreaker while the chain resets")
-    }
-
-    /// Refuses requests until the reset ends.
-    public override func beginReset(_ mode: ResetMode) {
-        state.withLock { $0.resetsInProgress += 1 }
-    }
-
-    /// Returns once the requests sent through the breaker have completed.
-    public override func waitUntilIdle() async {
-        await inFlight.waitUntilIdle()
-    }
-
     /// Closes every circuit and forgets what was counted.
-    public override func reset() async {
-        guard isTakingPartInReset else { return await super.reset() }
+    public override func forgetState() async {
         state.withLock { state in
             for (origin, circuit) in state.circuits where circuit.machine.state != .closed {
                 Self.report((from: circuit.machine.state, to: .closed), of: origin, to: state.observers)
             }
             state.circuits = [:]
         }
-    }
-
-    public override func endReset() {
-        state.withLock { $0.resetsInProgress -= 1 }
     }
 }

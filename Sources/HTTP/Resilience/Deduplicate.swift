@@ -81,7 +81,6 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
         /// The load in flight for each key, which an identical request joins.
         var loadForKey: [DeduplicationKey: UInt64] = [:]
         var lastLoadID: UInt64 = 0
-        var resetsInProgress = 0
     }
 
     /// How a caller takes part.
@@ -95,7 +94,6 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
     }
 
     private let state = Locked(State())
-    private let inFlight = InFlightLoads()
 
     /// Creates a loader that shares loads between identical requests.
     ///
@@ -124,7 +122,7 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
         if Task.isCancelled { return .failure(cancelledBeforeSending(request)) }
         switch admit(request) {
         case .refused:
-            return .failure(refusal(of: request))
+            return .failure(resetRefusal(of: request))
         case .starts(let load, let caller):
             start(load, request: request)
             return await wait(as: caller, of: load, request: request, isLeader: true)
@@ -139,15 +137,13 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
             && !request.isPartOfReset
     }
 
-    /// Loads a request that shares nothing; during a reset, only a loader's own reset traffic goes.
+    /// Loads a request that shares nothing (during a reset, `loadNext` lets only a loader's own reset traffic
+    /// through).
     /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
     /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
     @inline(never)
     private func loadAlone(_ request: HTTPRequest) async -> HTTPResult {
-        if !request.isPartOfReset, state.withLock({ $0.resetsInProgress > 0 }) {
-            return .failure(refusal(of: request))
-        }
-        return await loadNext(request)
+        await loadNext(request)
     }
 
     /// Joins the load in flight for an identical request, or registers a new one.
@@ -157,7 +153,7 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
     private func admit(_ request: HTTPRequest) -> Admission {
         let key = DeduplicationKey(request, ignoringHeaderFields: ignoredHeaderFields)
         return state.withLock { state -> Admission in
-            if state.resetsInProgress > 0 { return .refused }
+            if isResetting { return .refused }
             let caller = state.waiters.nextID()
             if let load = state.loadForKey[key] {
                 state.loads[load]?.callers.insert(caller)
@@ -167,8 +163,6 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
             let load = state.lastLoadID
             state.loads[load] = SharedLoad(key: key, callers: [caller])
             state.loadForKey[key] = load
-            // Counted before the lock is released, so that a reset beginning now waits for it.
-            inFlight.begin()
             return .starts(load: load, caller: caller)
         }
     }
@@ -193,13 +187,9 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
 
     /// Sends the shared request downstream and hands its result to every caller still waiting.
     private func runUpstream(_ load: UInt64, request: HTTPRequest) async {
-        // A reset that began after the load was registered: the request has not left yet, so it must not.
-        let result: HTTPResult =
-            if state.withLock({ $0.resetsInProgress > 0 }) {
-                .failure(refusal(of: request))
-            } else {
-                await loadNext(request)
-            }
+        // A reset that began after the load was registered is seen by `loadNext`, which refuses the request: it has
+        // not left yet, so it must not. One that begins later waits for it there.
+        let result = await loadNext(request)
         let continuations = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard let shared = state.loads.removeValue(forKey: load) else { return [] }
             if state.loadForKey[shared.key] == load { state.loadForKey[shared.key] = nil }
@@ -210,7 +200,6 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
             }
         }
         for continuation in continuations { continuation.resume() }
-        inFlight.end()
     }
 
     /// Waits, as caller `caller`, for the result of load `load`, or leaves it when the task is cancelled.
@@ -293,25 +282,6 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
             for field in caller.headers where field.hasName(name) { copy.headers.add(field.value, for: field.name) }
         }
         return copy
-    }
-
-    private func refusal(of request: HTTPRequest) -> HTTPError {
-        HTTPError(.resetInProgress, request: request, message: "refused by Deduplicate while the chain resets")
-    }
-
-    /// Refuses new requests until the reset ends. Callers of loads in flight are in flight too: they are left to
-    /// the loaders below, which drain or cancel those loads.
-    public override func beginReset(_ mode: ResetMode) {
-        state.withLock { $0.resetsInProgress += 1 }
-    }
-
-    /// Returns once the shared loads in flight have completed.
-    public override func waitUntilIdle() async {
-        await inFlight.waitUntilIdle()
-    }
-
-    public override func endReset() {
-        state.withLock { $0.resetsInProgress -= 1 }
     }
 }
 

@@ -64,9 +64,8 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     private let sessionProblem: String?
     /// The server-trust evaluator and client identity for requests that bring none of their own.
     public let tls: TLSSettings
-    private let inFlight = InFlightLoads()
-    /// Resets that have begun and not ended: loads are refused meanwhile.
-    private let resetsInProgress = Atomic<Int>(0)
+    /// This loader's loads in flight, counted by the base class (see `HTTPLoader.send(_:to:)`).
+    private var inFlight: InFlightLoads { participation.inFlight }
     /// Counts cancelling resets, so that a load accepted before one began but started after it is cancelled too.
     private let cancellingResets = Atomic<Int>(0)
     /// The streams in flight, each in a session of its own, for a cancelling reset to find.
@@ -179,13 +178,11 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
+        // Counted before the reset check (see `HTTPLoader.send(_:to:)`), for a chain that is only this loader.
+        inFlight.begin()
+        defer { inFlight.end() }
         let epoch = cancellingResets.load(ordering: .sequentiallyConsistent)
-        if resetsInProgress.load(ordering: .sequentiallyConsistent) > 0, !request.isPartOfReset {
-            return .failure(
-                HTTPError(
-                    .resetInProgress, request: request, message: "refused by URLSessionLoader while the chain resets")
-            )
-        }
+        if isResetting, !request.isPartOfReset { return .failure(resetRefusal(of: request)) }
         if let sessionProblem { return .failure(HTTPError(.invalidRequest, request: request, message: sessionProblem)) }
         var prepared: PreparedRequest
         do {
@@ -201,8 +198,6 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
         prepared.tls = settings
         if Task.isCancelled { return .failure(HTTPError(.cancelled, request: request)) }
 
-        inFlight.begin()
-        defer { inFlight.end() }
         if let source = prepared.spool {
             // URLSession reads a body stream on a queue that must never wait (on Linux one queue serves every
             // session), so a body that an AsyncSequence produces is collected into a temporary file first, and
@@ -277,21 +272,11 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
         return (session.dataTask(with: urlRequest, completionHandler: finish), taskDelegate)
     }
 
-    /// Refuses loads until the reset ends; with ``ResetMode/cancel``, cancels the transfers in flight, whose loads
-    /// complete with ``HTTPError/Code/cancelled`` at once.
-    public override func beginReset(_ mode: ResetMode) {
-        resetsInProgress.add(1, ordering: .sequentiallyConsistent)
+    /// With ``ResetMode/cancel``, cancels the transfers in flight, whose loads complete with
+    /// ``HTTPError/Code/cancelled`` at once.
+    public override func failHeldLoads(_ mode: ResetMode) {
         guard mode == .cancel else { return }
         cancellingResets.add(1, ordering: .sequentiallyConsistent)
         for transfer in delegate.registeredTransfers() + streams.withLock({ Array($0.values) }) { transfer.cancel() }
-    }
-
-    /// Returns once every load in flight has completed.
-    public override func waitUntilIdle() async {
-        await inFlight.waitUntilIdle()
-    }
-
-    public override func endReset() {
-        resetsInProgress.subtract(1, ordering: .sequentiallyConsistent)
     }
 }

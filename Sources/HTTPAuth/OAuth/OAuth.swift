@@ -101,8 +101,9 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
     private let resourceOrigins: CredentialOrigins
     private let now: @Sendable () -> Date
     private let state: Locked<State>
-    /// The requests sent on with a token, which a reset waits for before it logs out.
-    private let inFlight = InFlightLoads()
+    /// The requests sent on with a token, counted with this loader's loads in flight: a reset waits for them (and
+    /// their 401s) before it logs out, also when this loader heads the chain.
+    private var inFlight: InFlightLoads { participation.inFlight }
     /// The interruptible operations of flows (token requests, login pages), counted until they end.
     private let operations = InFlightLoads()
 
@@ -163,9 +164,6 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
 
     /// The states the last finished flow went through (a reset's logout included).
     package var lastFlowPath: [OAuthStateMachine.State] { state.withLock { $0.machine.lastPath } }
-
-    /// Whether a reset has begun and not ended.
-    package var isResetting: Bool { state.withLock { $0.machine.isResetting } }
 
     /// How many resets wait for a logout another reset runs.
     package var resetsAwaitingLogoutCount: Int { state.withLock { $0.resetsAwaitingLogout.count } }
@@ -440,7 +438,8 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
             return .savedCredentialsRead(try? await delegate?.savedCredentials(for: self))
         case .send(let request, let isInterruptible):
             guard isInterruptible else { return .responseReceived(await loadNext(request)) }
-            let result = await interruptible(counting: operations) { await self.loadNext(request) }
+            // Not counted as in flight: a reset abandons an interrupted flow's request rather than wait for it.
+            let result = await interruptible(counting: operations) { await self.loadNextUncounted(request) }
             return .responseReceived(
                 result
                     ?? .failure(
@@ -471,7 +470,7 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
 
     /// Phase 1 of a reset: fails waiting requests with `HTTPError.Code.resetInProgress`, interrupts a running flow
     /// (a login in progress stops waiting for the user), and refuses to authorize requests until the reset ends.
-    public override func beginReset(_ mode: ResetMode) {
+    public override func failHeldLoads(_ mode: ResetMode) {
         let (waiters, interrupted) = state.withLock { state -> ([Waiter], Task<Void, Never>?) in
             let interruption = state.machine.beginReset()
             var interrupted: Task<Void, Never>?
@@ -486,23 +485,21 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         interrupted?.cancel()
     }
 
-    /// Phase 2 of a reset: returns once an interrupted flow has stopped and the requests sent with a token have
-    /// completed (a `401` among them is not answered with a refresh).
+    /// Phase 2 of a reset, once the requests sent with a token have completed (a `401` among them is not answered
+    /// with a refresh): returns once an interrupted flow has stopped.
     public override func waitUntilIdle() async {
         let flows = state.withLock { state in
             defer { state.interruptedFlows = [] }
             return state.interruptedFlows
         }
         for flow in flows { await flow.value }
-        await inFlight.waitUntilIdle()
     }
 
     /// Phase 3 of a reset, the logout: revokes the tokens when the server has a revocation endpoint, deletes the
     /// saved credentials and ends the provider's session through the delegate. Its requests go down the chain
     /// marked as part of the reset, so the loaders below, which refuse everything else, let them through. A reset
     /// that gets here while another one logs out waits for that logout.
-    public override func reset() async {
-        guard isTakingPartInReset else { return await super.reset() }
+    public override func forgetState() async {
         let id = state.withLock { $0.resetsAwaitingLogout.nextID() }
         var logout: (Machine.RunID, Machine.Action)?
         await withCheckedContinuation { (continuation: Waiter) in
@@ -526,7 +523,7 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
         Machine.Refusal(code: .resetInProgress, message: "the OAuth loader is logging out", reason: nil))
 
     /// Phase 4 of a reset: authorizes requests again, once every reset that began has ended.
-    public override func endReset() {
+    public override func resetDidEnd() {
         state.withLock { $0.machine.endReset() }
     }
 }

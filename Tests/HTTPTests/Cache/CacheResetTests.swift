@@ -35,11 +35,11 @@ import Testing
         let cache = makeCache()
         mock.then(status: .ok, headers: ["Cache-Control": "max-age=600"])
         _ = await cache.load(cacheRequest())
-        cache.beginReset(.drain)
+        cache.beginResetPhase(.drain)
         let refused = await cache.load(cacheRequest())
         #expect(refused.error?.code == .resetInProgress)
         #expect(refused.error?.message == "refused by Cache while the chain resets")
-        cache.endReset()
+        cache.endResetPhase()
         #expect(try await cache.load(cacheRequest()).get().cacheStatus?.hasPrefix("Cache; hit") == true)
     }
 
@@ -69,7 +69,7 @@ import Testing
             await cache.reset(mode: .drain)
             done.withLock { $0 = true }
         }
-        try await eventually { cache.resetsInProgress > 0 }
+        try await eventually { cache.isResetting }
         #expect(!done.value, "the reset returned while a revalidation was in flight")
         #expect(cache.backgroundRevalidationCount == 1)
         gate.continuation.finish()
@@ -94,12 +94,12 @@ import Testing
     @Test func noRevalidationStartsDuringAReset() async throws {
         let cache = makeCache()
         await storeStaleWhileRevalidate(in: cache)
-        cache.beginReset(.drain)
+        cache.beginResetPhase(.drain)
         var ownTraffic = cacheRequest()
         ownTraffic.isPartOfReset = true  // let through, as a loader's own reset traffic is
         #expect(try await cache.load(ownTraffic).get().cacheStatus?.contains("stale-while-revalidate") == true)
         #expect(cache.backgroundRevalidationCount == 0)
-        cache.endReset()
+        cache.endResetPhase()
         #expect(mock.receivedRequests.count == 1)
     }
 

@@ -85,7 +85,6 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     private let state = NIOLockedValueBox(State())
 
     private struct State {
-        var resetsInProgress = 0
         /// Counts cancelling resets, so that a load accepted before one began but started after it is cancelled.
         var cancellingResets = 0
         var loadsInFlight = 0
@@ -209,14 +208,15 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
         }
         let admission = state.withLockedValue { state -> Admission in
             if state.isShutDown { return .refused(.cannotConnect, "AsyncHTTPClientLoader was shut down") }
-            if state.resetsInProgress > 0, !request.isPartOfReset {
-                return .refused(.resetInProgress, "refused by AsyncHTTPClientLoader while the chain resets")
-            }
+            // Under the lock `waitUntilIdle` counts loads with: a reset that has begun is seen here, or waits for this
+            // load.
+            if isResetting, !request.isPartOfReset { return .refused(.resetInProgress, "") }
             state.loadsInFlight += 1
             return .accepted(epoch: state.cancellingResets)
         }
         guard case .accepted(let epoch) = admission else {
             if case .refused(let code, let message) = admission {
+                if code == .resetInProgress { return .failure(resetRefusal(of: request)) }
                 return .failure(HTTPError(code, request: request, message: message))
             }
             return .failure(HTTPError(.unknown, request: request))
@@ -292,11 +292,10 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
 
     // MARK: - Reset
 
-    /// Refuses loads until the reset ends; with `ResetMode.cancel`, cancels the transfers in flight (streams
-    /// included), whose loads complete with `cancelled` at once.
-    public override func beginReset(_ mode: ResetMode) {
+    /// With `ResetMode.cancel`, cancels the transfers in flight (streams included), whose loads complete with
+    /// `cancelled` at once.
+    public override func failHeldLoads(_ mode: ResetMode) {
         let transfers = state.withLockedValue { state -> [Transfer] in
-            state.resetsInProgress += 1
             guard mode == .cancel else { return [] }
             state.cancellingResets += 1
             return Array(state.transfers.values)
@@ -304,7 +303,8 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
         for transfer in transfers { transfer.cancel() }
     }
 
-    /// Returns once every load in flight has completed.
+    /// Returns once every load in flight has completed (the base class waits for the loads passed to this one; a
+    /// chain of this loader alone has nobody to count them).
     public override func waitUntilIdle() async {
         await withCheckedContinuation { continuation in
             let isIdle = state.withLockedValue { state -> Bool in
@@ -314,10 +314,6 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
             }
             if isIdle { continuation.resume() }
         }
-    }
-
-    public override func endReset() {
-        state.withLockedValue { $0.resetsInProgress -= 1 }
     }
 }
 
