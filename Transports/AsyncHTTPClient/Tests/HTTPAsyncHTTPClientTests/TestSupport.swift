@@ -130,7 +130,7 @@ private func awaitValue<T: Sendable>(of work: Task<T, Never>, seconds: Double) a
             if !Task.isCancelled { finish(nil) }
         }
         Task {
-            let value = try await work.finished()
+            let value = await work.value
             timer.cancel()
             finish(Finished(value: value))
         }
