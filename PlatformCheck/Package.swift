@@ -45,7 +45,9 @@ let package = Package(
             swiftSettings: upcomingFeatures
         ),
         // Single test files with Apple-only branches, linked in with what they need, outside their (large) modules.
-        .testTarget(name: "HTTPAuthAppleTests", dependencies: ["HTTP", "HTTPAuth"], swiftSettings: upcomingFeatures),
+        .testTarget(
+            name: "HTTPAuthAppleTests", dependencies: ["HTTP", "HTTPAuth", "HTTPTestSupport"],
+            swiftSettings: upcomingFeatures),
         .testTarget(
             name: "HTTPAppleTests", dependencies: ["HTTP", "HTTPTestSupport"], swiftSettings: upcomingFeatures),
     ],

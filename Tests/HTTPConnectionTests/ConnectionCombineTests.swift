@@ -42,7 +42,7 @@ import Testing
         #expect((error as? ResponseError)?.status == .notFound)
     }
 
-    @Test func cancellingTheSubscriptionCancelsTheLoad() async {
+    @Test func cancellingTheSubscriptionCancelsTheLoad() async throws {
         let handlerCancelled = Box(false)
         let mock = MockLoader().then { request in
             do { try await Task.sleep(for: .seconds(30)) } catch { handlerCancelled.withLock { $0 = true } }
