@@ -69,21 +69,10 @@ public struct OAuthConfiguration: Sendable {
         case fail
     }
 
-    /// At most ``maximumRefreshes`` successful refreshes within ``window``; one more fails with
-    /// ``OAuthError/refreshLoop(refreshes:window:)``. Refreshes that failed (the server could not be reached)
+    /// How many refreshes the loader allows within a window: ``OAuth`` counts successful refreshes; one more fails
+    /// with ``OAuthError/refreshLoop(refreshes:window:)``. Refreshes that failed (the server could not be reached)
     /// do not count: they are not a loop, and the next request tries again.
-    public struct RefreshLimit: Sendable, Hashable {
-        public var maximumRefreshes: Int
-        public var window: Duration
-
-        public init(maximumRefreshes: Int, window: Duration) {
-            self.maximumRefreshes = maximumRefreshes
-            self.window = window
-        }
-
-        /// 5 refreshes a minute.
-        public static let standard = RefreshLimit(maximumRefreshes: 5, window: .seconds(60))
-    }
+    public typealias RefreshLimit = HTTPAuth.RefreshLimit
 
     public var endpoints: Endpoints
     /// The client identifier registered with the server.

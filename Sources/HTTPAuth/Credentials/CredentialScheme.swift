@@ -1,0 +1,132 @@
+public import Foundation
+public import HTTP
+
+/// A way of authenticating requests — a password, an API key fetched from an endpoint, a request signature — that a
+/// ``CredentialLoader`` runs.
+///
+/// The scheme says what its credential is, how to get one, how to put it on a request and when it is no longer good;
+/// the loader does the rest, the same for every scheme: one flow at a time however many requests need a credential,
+/// requests waiting for it (and cancelled at once with their task), a `401` for the current credential answered with
+/// one refresh and one replay, a `401` for a replaced credential replayed with the current one, credentials sent only
+/// to their origins, a guard against a server that refuses every fresh credential, and the chain's reset protocol.
+///
+/// ```swift
+/// struct APIKeyScheme: CredentialScheme {
+///     let keyEndpoint: URL
+///
+///     var credentialName: String { "the API key" }
+///
+///     func obtainCredential(_ context: CredentialContext) async throws -> String {
+///         let response = try await context.send(HTTPRequest(method: .post, url: keyEndpoint)).get()
+///         return try JSONDecoder().decode(KeyResponse.self, from: response.body).key
+///     }
+///
+///     func authenticate(_ request: inout HTTPRequest, with key: String) {
+///         request.headers["X-API-Key"] = key
+///     }
+/// }
+///
+/// let apiKey = CredentialLoader(scheme: APIKeyScheme(keyEndpoint: keys), method: .apiKey, origins: ["api.example.com"])
+/// ```
+///
+/// Every member but ``obtainCredential(_:)`` and ``authenticate(_:with:)`` has a default. The loader never calls two
+/// of the scheme's flows (``obtainCredential(_:)``, ``refreshCredential(_:_:)``, ``forgetCredential(_:_:)``) at once,
+/// and calls ``authenticate(_:with:)`` for every request it sends — a replay after a `401` included, and every request
+/// that passes it again (a retry, a redirect hop, when `Retry` and `FollowRedirects` are above it in the chain) — so a
+/// scheme that signs requests signs each one afresh.
+public protocol CredentialScheme: Sendable {
+    /// What the scheme authenticates with: a password, a key, tokens.
+    associatedtype Credential: Sendable
+
+    /// The credential as messages name it: `"the API key"`, `"BasicAuth's credentials"`. Never the credential itself.
+    var credentialName: String { get }
+
+    /// A credential, when the loader has none: read from storage, asked of the user, fetched from an endpoint.
+    ///
+    /// Requests that need a credential wait for this one call. Throwing fails them with
+    /// `HTTPError.Code.cannotAuthenticate`, the error as the `HTTPError`'s underlying error; the next request calls it
+    /// again. The calling task is cancelled when a reset interrupts the flow; the loader stops waiting at once either
+    /// way and ignores what a flow it interrupted returns.
+    func obtainCredential(_ context: CredentialContext) async throws -> Credential
+
+    /// A replacement for `credential`, which is due (``needsRefresh(_:at:)``, ``CredentialLoader/setNeedsRefresh()``)
+    /// or which the server refused (`context.trigger`). By default, ``obtainCredential(_:)``.
+    ///
+    /// Throwing fails the waiting requests as ``obtainCredential(_:)`` does. A refused credential is forgotten either
+    /// way; a due one is kept, and the next request tries again.
+    func refreshCredential(_ credential: Credential, _ context: CredentialContext) async throws -> Credential
+
+    /// Whether `credential` must be replaced before it is used at `now` (it expires soon). By default, never.
+    ///
+    /// Called on every request, under the loader's lock: answer from the credential alone, quickly.
+    func needsRefresh(_ credential: Credential, at now: Date) -> Bool
+
+    /// Authenticates `request` with `credential`: sets a header, adds a query item, signs the request.
+    ///
+    /// Throwing fails the request with `HTTPError.Code.cannotAuthenticate` before anything is sent.
+    func authenticate(_ request: inout HTTPRequest, with credential: Credential) throws
+
+    /// Whether `response` says the server refused the credential `request` carried. By default, a `401`.
+    func isRefusal(_ response: HTTPResponse, of request: HTTPRequest) -> Bool
+
+    /// Forgets `credential` at a reset, once every load the loader sent has completed: revokes it at the server,
+    /// deletes stored copies. By default, nothing. The loader forgets its own copy either way.
+    ///
+    /// Requests sent through `context` are part of the reset: the loaders below, which refuse everything else while
+    /// it runs, let them through.
+    func forgetCredential(_ credential: Credential?, _ context: CredentialContext) async
+}
+
+extension CredentialScheme {
+    public func refreshCredential(_ credential: Credential, _ context: CredentialContext) async throws -> Credential {
+        try await obtainCredential(context)
+    }
+
+    public func needsRefresh(_ credential: Credential, at now: Date) -> Bool { false }
+
+    public func isRefusal(_ response: HTTPResponse, of request: HTTPRequest) -> Bool {
+        response.status == .unauthorized
+    }
+
+    public func forgetCredential(_ credential: Credential?, _ context: CredentialContext) async {}
+}
+
+/// What a ``CredentialScheme``'s flow is given: why it runs, the time, the loader, and a way to send requests of its
+/// own (to a key endpoint, a token endpoint) down the chain.
+public struct CredentialContext: Sendable {
+    /// Why the loader runs a flow.
+    public enum Trigger: Sendable {
+        /// A request needs a credential and the loader has none.
+        case missing
+        /// The credential is due: ``CredentialScheme/needsRefresh(_:at:)`` said so, or
+        /// ``CredentialLoader/setNeedsRefresh()`` was called.
+        case due
+        /// The server refused the current credential with this response.
+        case refused(HTTPResponse)
+        /// A reset: the loader forgets the credential.
+        case reset
+    }
+
+    /// Why the flow runs.
+    public let trigger: Trigger
+    /// The time the flow started, from the loader's clock.
+    public let now: Date
+    /// The loader running the flow: the one whose delegate to ask.
+    public let loader: HTTPLoader
+    private let sender: @Sendable (HTTPRequest) async -> HTTPResult
+
+    package init(
+        trigger: Trigger, now: Date, loader: HTTPLoader, sender: @escaping @Sendable (HTTPRequest) async -> HTTPResult
+    ) {
+        self.trigger = trigger
+        self.now = now
+        self.loader = loader
+        self.sender = sender
+    }
+
+    /// Sends `request` down the chain from the loader, unauthenticated: it does not pass the loader again, so it
+    /// cannot start a flow of its own. During ``CredentialScheme/forgetCredential(_:_:)`` it is part of the reset.
+    public func send(_ request: HTTPRequest) async -> HTTPResult {
+        await sender(request)
+    }
+}

@@ -1,0 +1,17 @@
+/// At most ``maximumRefreshes`` refreshes within ``window``: a guard against a server that refuses every fresh
+/// credential, which would otherwise be answered with refresh after refresh.
+///
+/// A ``CredentialLoader`` counts the refusals (`401`s) of credentials it obtained; ``OAuth`` counts its successful
+/// refreshes (see ``OAuthConfiguration/refreshLimit``).
+public struct RefreshLimit: Sendable, Hashable {
+    public var maximumRefreshes: Int
+    public var window: Duration
+
+    public init(maximumRefreshes: Int, window: Duration) {
+        self.maximumRefreshes = maximumRefreshes
+        self.window = window
+    }
+
+    /// 5 a minute.
+    public static let standard = RefreshLimit(maximumRefreshes: 5, window: .seconds(60))
+}
