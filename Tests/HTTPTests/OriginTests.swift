@@ -27,12 +27,46 @@ import Testing
 
     @Test func textThatIsNeitherAHostNorAnOriginIsRefused() {
         #expect(Origin(parsing: "not a host") == nil)
-        #expect(Origin(parsing: "localhost:8080") == nil)  // a port needs a scheme
+        #expect(Origin(parsing: "localhost:") == nil)
+        #expect(Origin(parsing: "localhost:0") == nil)
+        #expect(Origin(parsing: "localhost:65536") == nil)
+        #expect(Origin(parsing: "localhost:80a") == nil)
+        #expect(Origin(parsing: "localhost:８０") == nil)  // fullwidth digits are not a port
+        #expect(Origin(parsing: "[::1]x") == nil)
+        #expect(Origin(parsing: "[::1]:") == nil)
         #expect(Origin(parsing: "https://") == nil)
         // As a literal it matches nothing: not the origin of any request.
         let nothing: Origin = "not a host"
         #expect(nothing != HTTPRequest(host: "not a host").origin)
         #expect(nothing.description.contains("not a host"))
+    }
+
+    /// A host with a port, as users write it in a configuration, means that host and port over https: before, a
+    /// literal such as `"api.example.com:8443"` made an origin that matched nothing, so credentials listed that way were
+    /// never sent.
+    @Test(arguments: [
+        ("api.example.com:8443", "https://api.example.com:8443", "https://api.example.com:8443/v1"),
+        ("localhost:8080", "https://localhost:8080", "https://localhost:8080/"),
+        ("API.Example.com:443", "https://api.example.com", "https://api.example.com/x"),
+        ("127.0.0.1:9000", "https://127.0.0.1:9000", "https://127.0.0.1:9000/"),
+        ("[::1]:8443", "https://[::1]:8443", "https://[::1]:8443/"),
+        ("[::1]", "https://[::1]", "https://[::1]/"),
+        ("bücher.example:8443", "https://xn--bcher-kva.example:8443", "https://xn--bcher-kva.example:8443/"),
+    ])
+    func aHostWithAPortMeansHTTPSOnThatPort(text: String, described: String, matching url: String) throws {
+        let origin: Origin = .init(stringLiteral: text)
+        #expect(Origin(parsing: text) == origin)
+        #expect(origin.description == described)
+        let request = HTTPRequest(url: try #require(URL(string: url)))
+        #expect(origin.isOrigin(of: request))
+        #expect(request.origin == origin)
+        // The same host over http, or on another port, is another origin.
+        var plain = request
+        plain.scheme = "http"
+        #expect(!origin.isOrigin(of: plain))
+        var otherPort = request
+        otherPort.port = (request.port ?? 443) + 1
+        #expect(!origin.isOrigin(of: otherPort))
     }
 
     @Test func internationalNamesCompareInTheirASCIIForm() {

@@ -8,12 +8,12 @@ public import Foundation
 /// share an origin; `http://api.example.com` and `https://api.example.com:8443` each have another.
 ///
 /// Authentication loaders send credentials only to the origins they are given. A host name alone means
-/// `https` on port 443, the common case:
+/// `https` on port 443, the common case; a host with a port means `https` on that port:
 ///
 /// ```swift
 /// let origins: Set<Origin> = [
 ///     "api.example.com",            // https://api.example.com:443
-///     "https://files.example.com:8443",
+///     "files.example.com:8443",     // https://files.example.com:8443
 ///     "http://127.0.0.1:8080",      // a local server, over plain http
 /// ]
 /// ```
@@ -50,11 +50,13 @@ public struct Origin: Hashable, Sendable, CustomStringConvertible {
         self.init(scheme: scheme, host: HostName.bracketingIPv6(host), port: components.port)
     }
 
-    /// Reads an origin written as `scheme://host[:port]` (a path is ignored) or as a host name alone, which
-    /// means `https` on port 443. `nil` when the text is neither.
+    /// Reads an origin written as `scheme://host[:port]` (a path is ignored), or as a host with or without a port,
+    /// which means `https`: on port 443, or on the port given. `nil` when the text is neither.
     ///
     /// ```swift
     /// Origin(parsing: "api.example.com")          // https://api.example.com
+    /// Origin(parsing: "api.example.com:8443")     // https://api.example.com:8443
+    /// Origin(parsing: "[::1]:8443")               // https://[::1]:8443
     /// Origin(parsing: "http://localhost:8080")    // http://localhost:8080
     /// ```
     public init?(parsing text: String) {
@@ -62,9 +64,32 @@ public struct Origin: Hashable, Sendable, CustomStringConvertible {
             guard let url = URL(string: text), let origin = Origin(url) else { return nil }
             self = origin
         } else {
-            guard case .valid = HostName.check(text) else { return nil }
-            self.init(host: text)
+            guard let (host, port) = Self.hostAndPort(text), case .valid = HostName.check(host) else { return nil }
+            self.init(host: host, port: port)
         }
+    }
+
+    /// `host[:port]` split in two: `nil` when a port is given but is not a number from 1 to 65535. A bracketed IPv6
+    /// literal keeps its brackets; an unbracketed one (`::1`) is a host without a port.
+    private static func hostAndPort(_ text: String) -> (host: String, port: Int?)? {
+        let separator: String.Index?
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return (text, nil) }
+            let rest = text[text.index(after: close)...]
+            if rest.isEmpty { return (text, nil) }
+            guard rest.first == ":" else { return nil }
+            separator = rest.startIndex
+        } else {
+            let colons = text.indices.filter { text[$0] == ":" }
+            guard colons.count == 1 else { return (text, nil) }
+            separator = colons.first
+        }
+        guard let separator else { return (text, nil) }
+        let digits = text[text.index(after: separator)...]
+        guard !digits.isEmpty, digits.count <= 5, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
+            let port = Int(digits), (1...65535).contains(port)
+        else { return nil }
+        return (String(text[..<separator]), port)
     }
 
     /// The default port of `scheme`: 443 for `https` and `wss`, 80 for `http` and `ws`, else `nil`.
