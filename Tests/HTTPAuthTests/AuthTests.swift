@@ -18,9 +18,7 @@ private final class Marker: HTTPLoader, @unchecked Sendable {
     }
 }
 
-extension AuthenticationMethod {
-    fileprivate static let apiKey = AuthenticationMethod(rawValue: "apiKey")
-}
+// `.apiKey` is CustomCredentialSchemes.md's, in CustomCredentialSchemeSamples.swift.
 
 @Suite(.noHang) struct AuthTests {
     @Test func routesByAuthenticationMethod() async {

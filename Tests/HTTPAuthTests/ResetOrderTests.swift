@@ -41,7 +41,7 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
         case "/moved":
             return .success(
                 HTTPResponse(request: request, status: .temporaryRedirect, headers: ["Location": "/moved-here"]))
-        case "/revoke", "/after": return .success(HTTPResponse(request: request, status: .ok))
+        case "/revoke", "/keys/revoke", "/after": return .success(HTTPResponse(request: request, status: .ok))
         default: break
         }
         let id = state.withLock { $0.held.nextID() }
@@ -137,6 +137,8 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
         let retry: Retry
         let oauth: OAuth
         let basic: BasicAuth
+        /// CustomCredentialSchemes.md's API-key loader: a scheme written from the article, whose reset revokes its key.
+        let apiKey: CredentialLoader<APIKeyScheme>
         let delegate: ScriptedDelegate
         let deduplicate = Deduplicate()
         let gate = Gate()
@@ -170,11 +172,16 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
             oauth = OAuth(configuration: configuration, credentials: expired, now: { now })
             delegate = ScriptedDelegate(answers: [ann], holdsAnswers: true)
             basic = BasicAuth(origins: ["api.example.com"], delegate: delegate)
+            apiKey = CredentialLoader(
+                scheme: APIKeyScheme(
+                    keyEndpoint: URL(string: "https://api.example.com/keys")!, clientID: "reset-order"),
+                method: .apiKey, origins: ["api.example.com"],
+                credential: APIKey(value: "key-0", expires: now.addingTimeInterval(3_600)), now: { now })
             var loaders: [HTTPLoader] = [head]
             for link in order {
                 switch link {
                 case .resetGuard: loaders.append(ResetGuard())
-                case .auth: loaders.append(Auth(loaders: [.oauth: oauth, .basic: basic]))
+                case .auth: loaders.append(Auth(loaders: [.oauth: oauth, .basic: basic, .apiKey: apiKey]))
                 case .retry: loaders.append(retry)
                 case .throttle: loaders.append(throttle)
                 case .recorder: loaders.append(Recorder())  // a pass-through link: holds nothing
@@ -195,7 +202,8 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
         var debugState: String {
             "at the gate \(terminal.heldAppRequests) (token requests \(terminal.heldTokenRequests)), "
                 + "Throttle \(throttle.waitingCount) waiting / \(throttle.runningCount) running, "
-                + "Retry \(retry.waitingCount), BasicAuth \(basic.waitingCount), Gate \(gate.heldCount), "
+                + "Retry \(retry.waitingCount), BasicAuth \(basic.waitingCount), API key \(apiKey.debugState), "
+                + "Gate \(gate.heldCount), "
                 + "OAuth: \(oauth.debugState)"
         }
 
@@ -205,7 +213,7 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
         func isSettled(pending: Int) -> Bool {
             let parked =
                 terminal.heldAppRequests + throttle.waitingCount + retry.waitingCount + oauth.waitingCount
-                + basic.waitingCount + gate.heldCount
+                + basic.waitingCount + apiKey.waitingCount + gate.heldCount
             if oauth.waitingCount == 0 || terminal.heldTokenRequests == 1 { return parked == pending }
             // Otherwise the refresh's token request is held by a closed Gate above the terminal, which counts it too.
             return hasGate && parked == pending + 1
@@ -225,7 +233,7 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
         let requests =
             [
                 Self.request("/first"), Self.request("/second"), Self.request("/me", .oauth),
-                Self.request("/reports", .basic), Self.request("/503"),
+                Self.request("/reports", .basic), Self.request("/data", .apiKey), Self.request("/503"),
             ] + (order.contains(.followRedirects) ? [Self.request("/moved")] : [])
         let results = Box<[String: [HTTPResult]]>([:])
         let loads = requests.map { request in
@@ -278,13 +286,16 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
         }
         #expect(completedBefore == 0)
 
-        // Nothing but the logout's own revocation reached the terminal during the reset.
+        // Nothing but the logout's own revocations (OAuth's tokens, the API key) reached the terminal during the reset.
         let during = chain.terminal.arrivals.filter(\.duringReset)
         #expect(
-            during.allSatisfy { $0.request.path == "/revoke" && $0.request.isPartOfReset },
+            during.allSatisfy { ["/revoke", "/keys/revoke"].contains($0.request.path) && $0.request.isPartOfReset },
             "\(order) \(mode): \(during.map(\.request.description))")
         #expect(
             during.contains { $0.request.path == "/revoke" }, "\(order) \(mode): the logout's revocation was refused")
+        #expect(
+            during.contains { $0.request.path == "/keys/revoke" && $0.request.headers["X-API-Key"] == "key-0" },
+            "\(order) \(mode): the API key's revocation was refused")
 
         // The chain works again, and nothing is left parked.
         #expect(chain.gate.heldCount == 0, "\(order) \(mode): the article's Gate still holds requests")
@@ -293,7 +304,7 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
         #expect(chain.throttle.waitingCount == 0 && chain.retry.waitingCount == 0)
         #expect(chain.oauth.waitingCount == 0 && chain.basic.waitingCount == 0)
         #expect(chain.deduplicate.waitingCount == 0 && chain.deduplicate.inFlightCount == 0)
-        #expect(chain.oauth.credentials == nil)
+        #expect(chain.oauth.credentials == nil && chain.apiKey.credential == nil)
         chain.delegate.release()
     }
 }

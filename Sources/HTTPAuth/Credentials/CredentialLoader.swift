@@ -297,9 +297,13 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
     /// with its outcome.
     private func start(_ flow: Machine.FlowID, _ purpose: Machine.Purpose, at now: Date) {
         let context = CredentialContext(trigger: purpose.trigger, now: now, loader: self) { [weak self] request in
-            guard let self else { return .failure(HTTPError(.cancelled, request: request, message: "the loader is gone")) }
+            guard let self else {
+                return .failure(HTTPError(.cancelled, request: request, message: "the loader is gone"))
+            }
+            var own = request
+            own.markAsAuthorizationServerTraffic()
             // Not counted as in flight: a reset abandons an interrupted flow's request rather than wait for it.
-            return await self.loadNextUncounted(request)
+            return await self.loadNextUncounted(own)
         }
         let scheme = scheme
         let task = Task {
@@ -375,6 +379,7 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
                     return .failure(HTTPError(.cancelled, request: request, message: "the loader is gone"))
                 }
                 var partOfReset = request
+                partOfReset.markAsAuthorizationServerTraffic()
                 partOfReset.isPartOfReset = true
                 return await self.loadNext(partOfReset)
             }

@@ -124,8 +124,10 @@ public struct CredentialContext: Sendable {
         self.sender = sender
     }
 
-    /// Sends `request` down the chain from the loader, unauthenticated: it does not pass the loader again, so it
-    /// cannot start a flow of its own. During ``CredentialScheme/forgetCredential(_:_:)`` it is part of the reset.
+    /// Sends `request` down the chain from the loader, unauthenticated (its `authenticationMethod` is cleared) and
+    /// past `Throttle`'s queue, which may hold the very requests waiting for this flow. It does not pass the loader
+    /// again, so it cannot start a flow of its own. During ``CredentialScheme/forgetCredential(_:_:)`` it is part of
+    /// the reset: the loaders below let it through.
     public func send(_ request: HTTPRequest) async -> HTTPResult {
         await sender(request)
     }

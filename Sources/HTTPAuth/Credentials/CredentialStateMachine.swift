@@ -169,7 +169,8 @@ package struct CredentialStateMachine<Credential: Sendable>: Sendable {
 
     /// Flow `id` ended with `outcome`: the answer for every waiting request, or `nil` when the flow is no longer the
     /// current one (a reset dropped it), whose outcome changes nothing.
-    package mutating func flowEnded(_ id: FlowID, with outcome: Result<Credential, any Error>, at now: Date) -> Answer? {
+    package mutating func flowEnded(_ id: FlowID, with outcome: Result<Credential, any Error>, at now: Date) -> Answer?
+    {
         guard let flow, flow.id == id else { return nil }
         self.flow = nil
         switch outcome {
