@@ -134,13 +134,33 @@ func randomSeed(_ test: String) -> UInt64 {
         #expect(RetryAfter.parse("99999999999999999999999999999999999999999", now: now) == century)
     }
 
-    @Test func fractionsAreRoundedUpAndSignedNumbersAreInvalid() {
-        #expect(RetryAfter.parse("1.5", now: now) == .seconds(2))
-        #expect(RetryAfter.parse("3600.0", now: now) == .seconds(3600))
-        #expect(RetryAfter.parse("0.001", now: now) == .seconds(1))
-        #expect(RetryAfter.parse("7.", now: now) == .seconds(7))
-        for invalid in ["-5", "+5", "-0", ".5", "1.2.3", "1e3", "0x10", "1 2", "", " ", "5s", "٣"] {
+    /// RFC 9110 §10.2.3: delay-seconds is `1*DIGIT`; every other form is ignored.
+    @Test func fractionsSignsAndOtherFormsAreIgnored() {
+        for invalid in [
+            "1.5", "1.0", "3600.0", "0.001", "7.", "-5", "+5", "-0", ".5", "1.2.3", "1e3", "0x10", "1 2", "", " ", "5s",
+            "٣", "１", "1,000", "1_000", "\u{A0}5",
+        ] {
             #expect(RetryAfter.parse(invalid, now: now) == nil, "\(invalid)")
+        }
+    }
+
+    /// Random values over digits and the characters that come near them: exactly the `1*DIGIT` ones (with spaces or
+    /// tabs around) are read, as their number; every other one is ignored. None can be a date: they have no letters.
+    @Test func exactlyTheGrammarsValuesAreRead() {
+        let seed = SplitMix64.seed()
+        var random = SplitMix64(seed: seed)
+        let alphabet: [Character] = Array("0123456789012345678901234567.-+ \t,_eE٣１\u{A0}")
+        for _ in 0..<5_000 {
+            let length = Int.random(in: 0...8, using: &random)
+            let value = String((0..<length).map { _ in alphabet.randomElement(using: &random)! })
+            let trimmed = value.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
+            let conforms = !trimmed.isEmpty && trimmed.unicodeScalars.allSatisfy { ("0"..."9").contains($0) }
+            let parsed = RetryAfter.parse(value, now: now)
+            if conforms {
+                #expect(parsed == .seconds(Int64(trimmed)!), "\(value.debugDescription) (seed \(seed))")
+            } else {
+                #expect(parsed == nil, "\(value.debugDescription) (seed \(seed))")
+            }
         }
     }
 

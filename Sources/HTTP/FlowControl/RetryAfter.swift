@@ -36,10 +36,10 @@ public enum RetryAfter {
         if let longest { return longest }
 
         guard isQuotaUsedUp(response) else { return nil }
-        if let value = response.headers["RateLimit-Reset"], let seconds = wholeSeconds(value) {
+        if let value = response.headers["RateLimit-Reset"], let seconds = deltaSeconds(value) {
             return Duration(clampingRetrySeconds: Double(seconds))
         }
-        if let value = response.headers["X-RateLimit-Reset"], let number = wholeSeconds(value) {
+        if let value = response.headers["X-RateLimit-Reset"], let number = deltaSeconds(value) {
             if number > 1_000_000_000 {
                 return Duration(clampingRetrySeconds: Double(number) - now.timeIntervalSince1970)
             }
@@ -52,16 +52,15 @@ public enum RetryAfter {
     private static func isQuotaUsedUp(_ response: HTTPResponse) -> Bool {
         if response.status == .tooManyRequests { return true }
         return ["RateLimit-Remaining", "X-RateLimit-Remaining"].contains { name in
-            response.headers[name].flatMap(wholeSeconds) == 0
+            response.headers[name].flatMap(deltaSeconds) == 0
         }
     }
 
     /// Parses a `Retry-After` value: delay-seconds or an HTTP-date.
     ///
-    /// - delay-seconds (`120`): decimal digits, with spaces or tabs around them. A fraction (`1.5`), which
-    ///   the grammar (`1*DIGIT`) does not allow but whose meaning is plain, is rounded up to whole seconds,
-    ///   so that the client never comes back sooner than asked — even when a server writes `3600.0`. A sign
-    ///   (`-5`, `+5`) makes the value invalid, as it does for urllib3 and Chromium.
+    /// - delay-seconds (`120`): decimal digits (`1*DIGIT`), with spaces or tabs around them. Nothing else: a
+    ///   fraction (`1.5`, `1.0`), a sign (`-5`, `+5`), an exponent or digits of other scripts make the value invalid,
+    ///   and it is ignored (RFC 9110 §10.2.3 allows only digits; urllib3 and Chromium ignore such values too).
     /// - An HTTP-date, in any format ``httpDate(_:now:)`` accepts. A date in the past is zero.
     ///
     /// - Parameters:
@@ -69,7 +68,7 @@ public enum RetryAfter {
     ///   - now: The current time.
     /// - Returns: The wait, between zero and a century, or `nil` when `value` is neither.
     public static func parse(_ value: String, now: Date) -> Duration? {
-        if let seconds = wholeSeconds(value) { return Duration(clampingRetrySeconds: Double(seconds)) }
+        if let seconds = deltaSeconds(value) { return Duration(clampingRetrySeconds: Double(seconds)) }
         guard let date = HTTPDate.secondsSince1970(value, now: now) else { return nil }
         return Duration(clampingRetrySeconds: Double(date) - now.timeIntervalSince1970)
     }
@@ -100,31 +99,19 @@ public enum RetryAfter {
         HTTPDate.secondsSince1970(value, now: now).map { Date(timeIntervalSince1970: Double($0)) }
     }
 
-    /// Decimal digits, optionally with a fraction, rounded up to whole seconds; at most 10¹² (which is more
-    /// than a century). `nil` for anything else, a sign included.
-    static func wholeSeconds(_ value: String) -> Int64? {
+    /// delay-seconds (RFC 9110 §10.2.3: `1*DIGIT`), with the spaces or tabs a field value may have around it; at most
+    /// 10¹² (more than a century). `nil` for anything else — a fraction, a sign, an exponent, digits of other scripts:
+    /// the grammar allows none of them, and a recipient ignores a value it does not allow.
+    static func deltaSeconds(_ value: String) -> Int64? {
         var utf8 = Substring(value).utf8
         while let first = utf8.first, first == 0x20 || first == 0x09 { utf8.removeFirst() }
         while let last = utf8.last, last == 0x20 || last == 0x09 { utf8.removeLast() }
+        guard !utf8.isEmpty else { return nil }
         var whole: Int64 = 0
-        var digits = 0
-        var hasFraction = false
-        var fractionIsZero = true
         for byte in utf8 {
-            if byte == UInt8(ascii: "."), !hasFraction, digits > 0 {
-                hasFraction = true
-            } else if byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
-                if hasFraction {
-                    fractionIsZero = fractionIsZero && byte == UInt8(ascii: "0")
-                } else {
-                    whole = min(whole * 10 + Int64(byte - UInt8(ascii: "0")), 1_000_000_000_000)
-                    digits += 1
-                }
-            } else {
-                return nil
-            }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            whole = min(whole * 10 + Int64(byte - UInt8(ascii: "0")), 1_000_000_000_000)
         }
-        guard digits > 0 else { return nil }
-        return fractionIsZero ? whole : whole + 1
+        return whole
     }
 }
