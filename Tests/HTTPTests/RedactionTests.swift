@@ -12,7 +12,8 @@ import Testing
             "password", "id_token_hint", "device_code", "user_code", "subject_token", "actor_token", "logout_token",
             "api_key", "key", "sig", "X-API-Key", "X-Auth-Token", "X-Amz-Security-Token", "X-Amz-Signature",
             "x-goog-api-key", "session_token", "private_key", "passwd", "new_password", "aws_secret_access_key",
-            "credentials", "JSESSIONID", "PHPSESSID",
+            "credentials", "JSESSIONID", "PHPSESSID", "auth", "signature", "X-Amz-Credential", "credential",
+            "access_key", "pwd", "pass", "passphrase", "session", "sid", "client-secret", "X-Hub-Signature-256",
         ]
         for name in secrets {
             #expect(Redaction.standard.hides(name), "\(name)")
@@ -20,7 +21,9 @@ import Testing
         let visible = [
             "client_id", "grant_type", "scope", "state", "nonce", "redirect_uri", "response_type", "code_challenge",
             "expires_in", "Content-Type", "Accept", "Idempotency-Key", "X-Request-Id", "Location", "name", "id",
-            "WWW-Authenticate", "author",
+            "WWW-Authenticate", "author", "Access-Control-Allow-Credentials", "Access-Control-Allow-Headers",
+            "authority", "Authentication-Info", "keys", "keyword", "Sec-WebSocket-Key", "Keep-Alive", "passage",
+            "session_state", "sidebar", "X-RateLimit-Remaining", "Cache-Control", "ETag",
         ]
         for name in visible {
             #expect(!Redaction.standard.hides(name), "\(name)")

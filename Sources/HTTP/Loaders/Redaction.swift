@@ -63,24 +63,30 @@ public struct Redaction: Sendable, Hashable {
     }
 
     /// Hides the credentials of HTTP and of OAuth 2 / OpenID Connect, and the names that API keys, passwords,
-    /// signatures and session identifiers usually go by.
+    /// signatures and session identifiers usually go by — and leaves alone the names that only look like them.
     ///
     /// Names: `Authorization` (its scheme stays visible: `Bearer <redacted>`), `Proxy-Authorization`, `Cookie`,
     /// `Set-Cookie`; OAuth's `access_token`, `refresh_token`, `id_token`, `token`, `code`, `code_verifier`,
     /// `client_secret`, `client_assertion`, `assertion`, `password`, `id_token_hint`, `device_code`,
     /// `user_code`, `subject_token`, `actor_token`, `logout_token`; `api_key`, `key` (Google's API key
-    /// parameter), `sig` (Azure's shared access signature), `otp`, `phpsessid`. Fragments: `token`, `secret`,
-    /// `password`, `passwd`, `apikey`, `privatekey`, `signature`, `credential`, `sessionid`.
+    /// parameter), `auth` (Firebase's REST API), `sig` (Azure's shared access signature), `credential`,
+    /// `credentials`, `X-Amz-Credential`, `access_key`, `otp`, `pwd`, `pass`, `passphrase`, `session`, `sid`,
+    /// `phpsessid`. Fragments: `token`, `secret`, `password`, `passwd`, `apikey`, `privatekey`, `signature`,
+    /// `sessionid`.
+    ///
+    /// `credential` is a name, not a fragment: `Access-Control-Allow-Credentials` and other CORS fields are not
+    /// secrets, and stay visible.
     public static let standard = Redaction(
         names: [
             "Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie",
             "access_token", "refresh_token", "id_token", "token", "code", "code_verifier", "client_secret",
             "client_assertion", "assertion", "password", "id_token_hint", "device_code", "user_code",
             "subject_token", "actor_token", "logout_token",
-            "api_key", "key", "sig", "otp", "phpsessid",
+            "api_key", "key", "auth", "sig", "credential", "credentials", "x-amz-credential", "access_key", "otp",
+            "pwd", "pass", "passphrase", "session", "sid", "phpsessid",
         ],
         namesContaining: [
-            "token", "secret", "password", "passwd", "apikey", "privatekey", "signature", "credential", "sessionid",
+            "token", "secret", "password", "passwd", "apikey", "privatekey", "signature", "sessionid",
         ]
     )
 
