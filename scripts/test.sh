@@ -159,14 +159,14 @@ if [ "${SKIP_TSAN:-0}" != "1" ]; then
   # (as many as the cores here), several times. LOAD_CHECK_ROUNDS=0 skips it.
   load_rounds=${LOAD_CHECK_ROUNDS:-3}
   if [ "$load_rounds" -gt 0 ]; then
-    step "load check: the OAuth, BasicAuth, Throttle and reset suites, ${load_rounds} times beside two CPU-bound processes"
+    step "load check: the OAuth, BasicAuth, credential-loader, Throttle and reset suites, ${load_rounds} times beside two CPU-bound processes"
     load_start=$SECONDS
     burners=()
     for _ in 1 2; do (while :; do :; done) & burners+=($!); done
     trap 'kill "${burners[@]}" 2>/dev/null || true' EXIT
     for round in $(seq 1 "$load_rounds"); do
       TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" run_suite "load-check-$round" --sanitize=thread \
-        --scratch-path .build-tsan --filter 'OAuth|BasicAuth|Throttle|Reset'
+        --scratch-path .build-tsan --filter 'OAuth|BasicAuth|Credential|Throttle|Reset'
     done
     kill "${burners[@]}" 2>/dev/null || true
     trap - EXIT
