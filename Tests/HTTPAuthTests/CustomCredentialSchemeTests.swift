@@ -135,20 +135,20 @@ final class KeyServer: HTTPLoader, @unchecked Sendable {
         try await eventually("\(setup.loader.debugState)") {
             setup.loader.waitingCount == 20 && setup.server.heldKeyRequests == 1
         }
-        #expect(setup.loader.situation == .authenticating)
+        #expect(setup.loader.situation == .authorizing)
         setup.server.releaseKeyRequests()
         for load in loads { #expect(try await load.finished().response?.status == .ok) }
         #expect(setup.server.keyRequests == 1)
         #expect(setup.server.apiRequests.allSatisfy { $0.headers["X-API-Key"] == "key-1" })
         // The key request itself went out unauthenticated, and did not pass the loader again.
-        #expect(setup.loader.situation == .authenticated)
+        #expect(setup.loader.situation == .authorized)
     }
 
     @Test func aKeyDueSoonIsReplacedBeforeItIsUsedWithoutA401() async {
         let setup = Setup()
         #expect(await setup.loader.load(Self.request()).response?.status == .ok)
         setup.advance(by: 3_600 - 61)
-        #expect(setup.loader.situation == .authenticated)
+        #expect(setup.loader.situation == .authorized)
         setup.advance(by: 2)
         #expect(setup.loader.situation == .needsRefresh)
         #expect(await setup.loader.load(Self.request()).response?.status == .ok)

@@ -57,9 +57,9 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
         /// No credential, and no flow running.
         case idle
         /// A flow is running; requests wait for it.
-        case authenticating
+        case authorizing
         /// A credential that can be used as it is.
-        case authenticated
+        case authorized
         /// A credential that is replaced before its next use.
         case needsRefresh
     }
@@ -135,8 +135,8 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
         let now = now()
         return switch state.withLock({ $0.machine.situation(at: now) }) {
         case .idle: .idle
-        case .authenticating: .authenticating
-        case .authenticated: .authenticated
+        case .authorizing: .authorizing
+        case .authorized: .authorized
         case .needsRefresh: .needsRefresh
         }
     }

@@ -76,7 +76,7 @@ package struct CredentialStateMachine<Credential: Sendable>: Sendable {
 
     /// What a ``CredentialLoader`` reports as its situation.
     package enum Situation: Sendable, Hashable {
-        case idle, authenticating, authenticated, needsRefresh
+        case idle, authorizing, authorized, needsRefresh
     }
 
     /// Who holds the credential, for messages: "the API key".
@@ -210,8 +210,8 @@ package struct CredentialStateMachine<Credential: Sendable>: Sendable {
 
     /// Where the machine is at `now`.
     package func situation(at now: Date) -> Situation {
-        if flow != nil { return .authenticating }
+        if flow != nil { return .authorizing }
         guard let credential else { return .idle }
-        return isRefreshRequested || isDue(credential, now) ? .needsRefresh : .authenticated
+        return isRefreshRequested || isDue(credential, now) ? .needsRefresh : .authorized
     }
 }
