@@ -616,28 +616,54 @@ private func formFields(of request: HTTPRequest) -> [String: String] {
         #expect(machine.credentials?.accessToken == "a1", "the dead tokens were never made current")
     }
 
-    @Test func theRefreshLimitRefusesAThirdRefreshWithinItsWindowAndAllowsOneAfter() throws {
+    /// Issue 26: healthy refreshes never count against the limit, however many within its window.
+    @Test func healthyRefreshesNeverTripTheRefreshLimit() throws {
         let limit = OAuthConfiguration.RefreshLimit(maximumRefreshes: 2, window: .seconds(60))
         var machine = makeMachine(configuration: Self.configuration(refreshLimit: limit), credentials: validA1)
-        for index in 0..<2 {
+        for index in 0..<10 {
             machine.setNeedsRefresh()
             let (run, first) = try start(&machine)
-            #expect(describe(first) == "send POST /token refresh_token")
+            #expect(describe(first) == "send POST /token refresh_token", "refresh \(index + 1)")
             let body = try tokenResponse(accessToken: "a\(index + 2)")
             _ = machine.handle(.responseReceived(response(json: body)), of: run, at: now)
             #expect(
                 describe(machine.handle(.credentialsSaved, of: run, at: now))
                     == "finish: grant a\(index + 2) (refreshed)")
         }
-        machine.setNeedsRefresh()
-        let (_, tripped) = try start(&machine)
-        #expect(describe(tripped) == "finish: refuse refreshLoop")
-        guard case .finish(.refused(let refusal), nil) = tripped else { return }
-        #expect(refusal.reason == .refreshLoop(refreshes: 2, window: .seconds(60)))
+    }
+
+    /// The limit counts refreshes whose new token the server then rejected: the third such refresh within the
+    /// window is refused, one after it is allowed. A rejected login token does not count.
+    @Test func theRefreshLimitRefusesAThirdRejectedRefreshWithinItsWindowAndAllowsOneAfter() throws {
+        let limit = OAuthConfiguration.RefreshLimit(maximumRefreshes: 2, window: .seconds(60))
+        var machine = makeMachine(configuration: Self.configuration(refreshLimit: limit), credentials: validA1)
+        // a1 was given, not refreshed: its rejection starts a refresh and does not count.
+        for index in 0..<3 {
+            let current = try #require(machine.grant(usableAt: now))
+            guard case .start(let run, let first) = machine.requestArrived(rejecting: current, at: now) else {
+                Issue.record("the rejection of \(current.token) started no run")
+                return
+            }
+            if index == 2 {
+                #expect(describe(first) == "finish: refuse refreshLoop")
+                guard case .finish(.refused(let refusal), nil) = first else { return }
+                #expect(refusal.reason == .refreshLoop(refreshes: 2, window: .seconds(60)))
+                break
+            }
+            #expect(describe(first) == "send POST /token refresh_token")
+            let body = try tokenResponse(accessToken: "a\(index + 2)")
+            _ = machine.handle(.responseReceived(response(json: body)), of: run, at: now)
+            _ = machine.handle(.credentialsSaved, of: run, at: now)
+        }
         #expect(machine.credentials?.accessToken == "a3", "a tripped guard keeps the credentials")
         // The window passes: one more refresh is allowed.
-        let (_, later) = try start(&machine, at: now.addingTimeInterval(61))
-        #expect(describe(later) == "send POST /token refresh_token")
+        let current = try #require(machine.grant(usableAt: now.addingTimeInterval(61)))
+        let later = machine.requestArrived(rejecting: current, at: now.addingTimeInterval(61))
+        guard case .start(_, let action) = later else {
+            Issue.record("no run after the window")
+            return
+        }
+        #expect(describe(action) == "send POST /token refresh_token")
     }
 
     @Test func invalidGrantWithTheFailPolicyForgetsTheCredentialsAndReportsTheLogout() throws {

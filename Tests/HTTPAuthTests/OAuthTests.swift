@@ -738,6 +738,46 @@ private final class SlowLogoutDelegate: OAuthDelegate {
         #expect(result.error?.description.contains("(HTTP 401") == true)
     }
 
+    /// Issue 26: with access tokens of a few seconds and steady traffic, every refresh is ahead of expiry and
+    /// healthy; the refresh-loop guard must never count them, at any request rate, over several minutes.
+    @Test(arguments: [1.0, 2.0, 5.0], [0.2, 1.0, 4.0])
+    func shortLivedTokensUnderSteadyTrafficNeverTripTheLoopGuard(lifetime: Double, interval: Double) async throws {
+        let fixture = Fixture()
+        fixture.server.state.withLock { $0.lifetime = lifetime }
+        try await fixture.logIn()
+        var failures: [String] = []
+        for step in 0..<Int(240 / interval) {  // four minutes of the test's clock
+            fixture.clock.advance(by: interval)
+            let result = await fixture.load()
+            if result.response?.status != .ok { failures.append("at \(step): \(result)") }
+        }
+        #expect(failures.isEmpty, "\(failures.prefix(3))")
+        #expect(fixture.server.tokenRequestCount > 10, "tokens of \(lifetime) s were not refreshed")
+    }
+
+    /// The real loop still stops: a server that rejects every new token, with short-lived tokens.
+    @Test func aServerRejectingEveryNewShortLivedTokenIsStillStopped() async throws {
+        let fixture = Fixture(
+            configuration: oauthConfiguration(refreshLimit: .init(maximumRefreshes: 3, window: .seconds(60))))
+        fixture.server.state.withLock { $0.lifetime = 2 }
+        try await fixture.logIn()
+        fixture.server.state.withLock { $0.rejectsEveryToken = true }
+        var tripped: HTTPResult?
+        for _ in 0..<20 {
+            fixture.clock.advance(by: 0.5)
+            let result = await fixture.load()
+            if fixture.oauthError(result)?.code == .refreshLoop {
+                tripped = result
+                break
+            }
+        }
+        let result = try #require(tripped, "the loop was never stopped")
+        #expect(fixture.oauthError(result) == .refreshLoop(refreshes: 3, window: .seconds(60)))
+        #expect(result.error?.message.contains("each new token was rejected by the server") == true)
+        #expect(result.error?.response?.status == .unauthorized)
+        #expect(fixture.server.tokenRequestCount <= 1 + 4)
+    }
+
     @Test func theRefreshLoopGuardKeepsThe401() async throws {
         let fixture = Fixture(
             configuration: oauthConfiguration(refreshLimit: .init(maximumRefreshes: 1, window: .seconds(60))))

@@ -1,8 +1,9 @@
 /// At most ``maximumRefreshes`` refreshes within ``window``: a guard against a server that refuses every fresh
 /// credential, which would otherwise be answered with refresh after refresh.
 ///
-/// A ``CredentialLoader`` counts the refusals (`401`s) of credentials it obtained; ``OAuth`` counts its successful
-/// refreshes (see ``OAuthConfiguration/refreshLimit``).
+/// A ``CredentialLoader`` counts the refusals (`401`s) of credentials it obtained; ``OAuth`` the refreshes whose new
+/// token was rejected or had expired as it was issued (see ``OAuthConfiguration/refreshLimit``). Replacements that
+/// were due never count.
 public struct RefreshLimit: Sendable, Hashable {
     public var maximumRefreshes: Int
     public var window: Duration

@@ -69,9 +69,11 @@ public struct OAuthConfiguration: Sendable {
         case fail
     }
 
-    /// How many refreshes the loader allows within a window: ``OAuth`` counts successful refreshes; one more fails
-    /// with ``OAuthError/refreshLoop(refreshes:window:)``. Refreshes that failed (the server could not be reached)
-    /// do not count: they are not a loop, and the next request tries again.
+    /// How many refreshes whose token did not work the loader allows within a window — the server rejected the
+    /// token a refresh had just issued (a `401` for it), or the token had expired as it was issued; one more fails
+    /// with ``OAuthError/refreshLoop(refreshes:window:)``. Healthy refreshes never count, however short-lived the
+    /// tokens and however steady the traffic; nor do refreshes that failed (the server could not be reached): they
+    /// are not a loop, and the next request tries again.
     public typealias RefreshLimit = HTTPAuth.RefreshLimit
 
     public var endpoints: Endpoints

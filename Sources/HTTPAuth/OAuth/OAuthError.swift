@@ -126,8 +126,9 @@ public struct OAuthError: Error, Sendable, Hashable, CustomStringConvertible {
                 + "; log in again"
         case .refreshLoop:
             let limit = refreshLimit ?? .standard
-            return "refreshed \(limit.maximumRefreshes) times within \(limit.window.seconds) s; the server keeps "
-                + "rejecting fresh tokens, so the loader stopped refreshing"
+            return "refreshed \(limit.maximumRefreshes) times within \(limit.window.seconds) s, and each new token was "
+                + "rejected by the server (or had expired as it was issued), so the loader stopped refreshing until "
+                + "the first of them is \(limit.window.seconds) s old"
         case .credentialStore: return "the credential store failed: \(detail)"
         default: return "\(code)" + (reason.map { ": \($0)" } ?? "")
         }

@@ -244,8 +244,12 @@ package struct OAuthStateMachine: Sendable {
     /// Whether the delegate's saved credentials were read (or replaced) already.
     private var knowsSavedCredentials: Bool
     private(set) var endpoints: OAuthEndpoints?
-    /// When the successful refreshes within the refresh limit's window happened.
-    private var refreshTimes: [Date] = []
+    /// When refreshed tokens turned out unusable — the server rejected one (a `401` for the token a refresh just
+    /// issued), or one expired as it was issued — within the refresh limit's window. Healthy refreshes, however
+    /// frequent, never count: a loop is a refresh whose token does not work.
+    private var failedRefreshTimes: [Date] = []
+    /// Whether the current token came from a refresh (not a login, nor saved or given credentials).
+    private var isCurrentFromRefresh = false
     private var resetsInProgress = 0
     private var lastRunID: UInt64 = 0
     /// The states the last finished run went through (a reset's logout included).
@@ -285,6 +289,9 @@ package struct OAuthStateMachine: Sendable {
         // While a run goes on (a login, or a refresh another request's 401 started), requests wait for it.
         if case .authorizing = phase { return .wait }
         if let grant, grant.token != rejected?.token, !needsRefresh(grant, at: now) { return .send(grant) }
+        if let grant, grant.token == rejected?.token, isCurrentFromRefresh {
+            failedRefreshTimes.append(now)  // the server rejected the token a refresh just issued
+        }
         lastRunID += 1
         var run = Run(id: RunID(rawValue: lastRunID), step: .getSavedCredentials, credentials: credentials)
         phase = .authorizing(run)
@@ -359,7 +366,6 @@ package struct OAuthStateMachine: Sendable {
         case (.refreshTokens(let current), .responseReceived(let result)):
             do throws(OAuthError) {
                 let new = try credentials(fromTokenResponse: result, replacing: current, nonce: nil, at: now)
-                refreshTimes.append(now)  // counted for the refresh limit: only successful refreshes count
                 (run.credentials, run.session, run.step) = (new, .refreshed, .saving(new, origin: .refreshTokens))
                 return .save(new)
             } catch  where error.code == .tokenRequestFailed && error.serverErrorCode == "invalid_grant" {
@@ -375,6 +381,7 @@ package struct OAuthStateMachine: Sendable {
             // that keeps issuing them), or, from a login without a refresh token, the run fails.
             let usable = !needsRefresh(new, at: now)
             if !usable, origin == .getTokens, new.refreshToken == nil { return fail(&run, Self.deadOnArrival(new)) }
+            if !usable, origin == .refreshTokens { failedRefreshTimes.append(now) }  // a refresh that issued a dead token
             return proceed(&run, usable: usable, at: now)
 
         case (.deletingRejectedCredentials(let description), .savedCredentialsDeleted):
@@ -421,8 +428,8 @@ package struct OAuthStateMachine: Sendable {
         case (.refreshTokens(let current), let endpoints?):
             run.path.append(.refreshTokens)
             let limit = configuration.refreshLimit
-            refreshTimes.removeAll { now.timeIntervalSince($0) >= limit.window.seconds }
-            guard refreshTimes.count < limit.maximumRefreshes else {
+            failedRefreshTimes.removeAll { now.timeIntervalSince($0) >= limit.window.seconds }
+            guard failedRefreshTimes.count < limit.maximumRefreshes else {
                 return fail(&run, .refreshLoop(refreshes: limit.maximumRefreshes, window: limit.window))
             }
             run.step = .refreshTokens(current)
@@ -434,6 +441,7 @@ package struct OAuthStateMachine: Sendable {
     private mutating func finish(_ run: inout Run, with credentials: OAuthCredentials) -> Action {
         run.path.append(.done)
         let grant = authorize(with: credentials)
+        if case .refreshed = run.session { isCurrentFromRefresh = true }
         knowsSavedCredentials = true
         (lastPath, phase) = (run.path, .idle)
         return .finish(.granted(grant), session: run.session)
@@ -477,7 +485,7 @@ package struct OAuthStateMachine: Sendable {
         let credentials = self.credentials
         forgetCredentials()
         knowsSavedCredentials = false
-        refreshTimes = []
+        failedRefreshTimes = []
         lastRunID += 1
         var logout = Logout(id: RunID(rawValue: lastRunID), credentials: credentials)
         phase = .loggingOut(logout)
@@ -564,12 +572,12 @@ package struct OAuthStateMachine: Sendable {
     @discardableResult
     private mutating func authorize(with credentials: OAuthCredentials) -> Grant {
         let grant = Grant(credentials, refreshWindow: configuration.refreshWindow)
-        (self.credentials, self.grant, isRefreshRequested) = (credentials, grant, false)
+        (self.credentials, self.grant, isRefreshRequested, isCurrentFromRefresh) = (credentials, grant, false, false)
         return grant
     }
 
     private mutating func forgetCredentials() {
-        (credentials, grant, isRefreshRequested) = (nil, nil, false)
+        (credentials, grant, isRefreshRequested, isCurrentFromRefresh) = (nil, nil, false, false)
     }
 
     private func needsRefresh(_ grant: Grant, at now: Date) -> Bool {
