@@ -378,10 +378,11 @@ package struct OAuthStateMachine: Sendable {
 
         case (.saving(let new, let origin), .credentialsSaved):
             // A token dead on arrival is never handed out: it is refreshed again (the refresh limit ends a server
-            // that keeps issuing them), or, from a login without a refresh token, the run fails.
+            // that keeps issuing them, counting each such refresh), or, from a login without a refresh token, the run
+            // fails.
             let usable = !needsRefresh(new, at: now)
             if !usable, origin == .getTokens, new.refreshToken == nil { return fail(&run, Self.deadOnArrival(new)) }
-            if !usable, origin == .refreshTokens { failedRefreshTimes.append(now) }  // a refresh that issued a dead token
+            if !usable, origin == .refreshTokens { failedRefreshTimes.append(now) }
             return proceed(&run, usable: usable, at: now)
 
         case (.deletingRejectedCredentials(let description), .savedCredentialsDeleted):
