@@ -41,7 +41,7 @@ extension CacheEntry {
                 .map(Double.init)
             let ageField = headers.values(for: "Age").first
             hasAgeField = ageField != nil
-            let age = ageField.flatMap { CacheControl.deltaSeconds(Array($0.utf8)) }
+            let age = ageField.flatMap(Self.age)
 
             // §4.2.3: the age when received, from the Age field, the time in transit and the Date field.
             let apparentAge = max(0, responseTime - (date ?? responseTime))
@@ -68,6 +68,15 @@ extension CacheEntry {
                 freshnessLifetime = 0
             }
             self.isHeuristic = isHeuristic
+        }
+
+        /// The `Age` field's value (RFC 9111 §5.1): its first member when a sender wrote a list (`10, 20`), `nil` when
+        /// that member is not delta-seconds (`junk`, `-5`, `1.5`, `10;p=1`), and the field is then ignored.
+        static func age(_ field: String) -> Int64? {
+            var member = Array(field.utf8.prefix { $0 != UInt8(ascii: ",") })[...]
+            while let first = member.first, first == 0x20 || first == 0x09 { member.removeFirst() }
+            while let last = member.last, last == 0x20 || last == 0x09 { member.removeLast() }
+            return CacheControl.deltaSeconds(Array(member))
         }
 
         /// Whether the response has a validator, so that a stale copy can be revalidated with a conditional request.

@@ -26,6 +26,15 @@ import Testing
         #expect(metadata(["Age": "junk"]).correctedInitialAge == 0)
     }
 
+    /// RFC 9111 §5.1: a list-valued Age uses its first member; an invalid value is ignored (counts as no Age).
+    @Test(arguments: [
+        ("10, 20", 10.0), ("10,20", 10), (" 7 ", 7), ("\t7,x", 7), ("10;p=1", 0), ("1.5", 0), ("-5", 0), ("", 0),
+        (",10", 0), ("x, 10", 0), ("99999999999999", Double(CacheControl.maximumDeltaSeconds)),
+    ])
+    func anAgeListUsesItsFirstMemberAndAnInvalidAgeIsIgnored(field: String, initialAge: Double) {
+        #expect(metadata(["Age": field]).correctedInitialAge == initialAge, "Age: \(field.debugDescription)")
+    }
+
     @Test func theCurrentAgeAddsTheTimeInTheStoreAndIgnoresAClockGoingBack() {
         let entry = metadata(["Age": "10"])
         #expect(entry.currentAge(at: received + 5, responseDate: received) == 15)
