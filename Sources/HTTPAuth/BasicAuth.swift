@@ -149,26 +149,33 @@ public final class BasicAuthScheme: CredentialScheme, @unchecked Sendable {
     /// sent (which are not kept: the next request asks again).
     public func obtainCredential(_ context: CredentialContext) async throws -> BasicCredentials {
         guard let delegate, let loader = context.loader as? BasicAuth else {
-            throw BasicAuthFailure("BasicAuth has no delegate to ask for credentials")
+            throw CredentialFailure("BasicAuth has no delegate to ask for credentials")
         }
         guard let credentials = await delegate.credentials(for: loader) else {
-            throw BasicAuthFailure("the delegate provided no credentials")
+            throw CredentialFailure("the delegate provided no credentials")
         }
         if let invalidity = credentials.invalidityReason {
-            throw BasicAuthFailure("the delegate's credentials cannot be sent: \(invalidity)")
+            throw CredentialFailure("the delegate's credentials cannot be sent: \(invalidity)")
         }
         return credentials
     }
 
+    /// The delegate's new credentials, after the server refused the current ones; without a delegate, the failure
+    /// says that the server refused them.
+    public func refreshCredential(_ credentials: BasicCredentials, _ context: CredentialContext) async throws
+        -> BasicCredentials
+    {
+        if delegate == nil, case .refused(let response) = context.trigger {
+            throw CredentialFailure(
+                "the server refused BasicAuth's credentials (HTTP \(response.status.rawValue)), and BasicAuth has no "
+                    + "delegate to ask for others")
+        }
+        return try await obtainCredential(context)
+    }
+
     /// Sets `Authorization: Basic …`; fails for credentials that cannot be sent (RFC 7617 §2).
     public func authenticate(_ request: inout HTTPRequest, with credentials: BasicCredentials) throws {
-        if let reason = credentials.invalidityReason { throw BasicAuthFailure(reason) }
+        if let reason = credentials.invalidityReason { throw CredentialFailure("BasicAuth's credentials: \(reason)") }
         request.headers["Authorization"] = credentials.authorizationHeaderValue
     }
-}
-
-/// Why ``BasicAuthScheme`` has no credentials to send; its description is the reason, never a password.
-struct BasicAuthFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -167,6 +167,10 @@ import Testing
         #expect(error?.code == .cannotAuthenticate)
         #expect(error?.response?.status == .unauthorized)
         #expect(error?.response?[header: "WWW-Authenticate"] == "Basic realm=\"reports\"")
+        // The message says what happened: the server refused the credentials it was given.
+        #expect(error?.message.contains("the server refused BasicAuth's credentials (HTTP 401)") == true)
+        #expect(error?.message.contains("no delegate") == true)
+        #expect(error?.underlyingError == nil)
     }
 
     @Test func credentialsAreNeverSentToAnotherHost() async {

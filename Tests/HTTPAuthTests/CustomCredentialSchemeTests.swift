@@ -229,8 +229,10 @@ final class KeyServer: HTTPLoader, @unchecked Sendable {
         setup.server.state.withLock { $0.failsKeyRequests = true }
         let failed = try #require(await setup.loader.load(Self.request()).error)
         #expect(failed.code == .cannotAuthenticate)
-        #expect(failed.message.contains("obtaining the API key failed"))
+        #expect(failed.message == "obtaining the API key failed")
         #expect((failed.underlyingError as? APIKeyScheme.KeyRefused)?.status == .internalServerError)
+        // The underlying error is named once, by the description.
+        #expect(failed.description.components(separatedBy: "KeyRefused").count == 2, "\(failed.description)")
         setup.server.state.withLock { $0.failsKeyRequests = false }
         #expect(await setup.loader.load(Self.request()).response?.status == .ok)
     }

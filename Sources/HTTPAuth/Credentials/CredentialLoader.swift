@@ -210,8 +210,9 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
             return .failure(
                 HTTPError(
                     .cannotAuthenticate, request: request,
-                    message: "authenticating the request with \(scheme.credentialName) failed: \(error)",
-                    underlyingError: error))
+                    message: (error as? CredentialFailure)?.message
+                        ?? "authenticating the request with \(scheme.credentialName) failed",
+                    underlyingError: error is CredentialFailure ? nil : error))
         }
         return await loadNext(authenticated)
     }

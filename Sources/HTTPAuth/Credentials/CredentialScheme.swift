@@ -44,8 +44,8 @@ public protocol CredentialScheme: Sendable {
     /// A credential, when the loader has none: read from storage, asked of the user, fetched from an endpoint.
     ///
     /// Requests that need a credential wait for this one call. Throwing fails them with
-    /// `HTTPError.Code.cannotAuthenticate`, the error as the `HTTPError`'s underlying error; the next request calls it
-    /// again. The calling task is cancelled when a reset interrupts the flow; the loader stops waiting at once either
+    /// `HTTPError.Code.cannotAuthenticate`, the error as the `HTTPError`'s underlying error (or, for a
+    /// ``CredentialFailure``, its message as the error's message); the next request calls it again. The calling task is cancelled when a reset interrupts the flow; the loader stops waiting at once either
     /// way and ignores what a flow it interrupted returns.
     func obtainCredential(_ context: CredentialContext) async throws -> Credential
 
@@ -131,4 +131,23 @@ public struct CredentialContext: Sendable {
     public func send(_ request: HTTPRequest) async -> HTTPResult {
         await sender(request)
     }
+}
+
+/// A failure a ``CredentialScheme`` throws to say in its own words why there is no credential: the requests waiting for
+/// it fail with ``message`` as their `HTTPError`'s message, and no underlying error.
+///
+/// ```swift
+/// guard let key = keychain.apiKey else { throw CredentialFailure("no API key is stored; sign in first") }
+/// ```
+///
+/// Any other error a scheme throws is kept as the `HTTPError`'s underlying error, for callers to inspect.
+public struct CredentialFailure: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong, for the requests' errors. Never a secret.
+    public let message: String
+
+    public init(_ message: String) {
+        self.message = message
+    }
+
+    public var description: String { message }
 }

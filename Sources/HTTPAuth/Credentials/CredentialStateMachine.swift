@@ -178,12 +178,13 @@ package struct CredentialStateMachine<Credential: Sendable>: Sendable {
             (credential, isRefreshRequested) = (new, false)
             version += 1
             return .send(Grant(credential: new, version: version))
+        case .failure(let failure as CredentialFailure):
+            return .refuse(Refusal(code: .cannotAuthenticate, message: failure.message, underlyingError: nil))
         case .failure(let error):
+            // The error is the HTTPError's underlying error, which its description names: not named here again.
             let verb = if case .obtain = flow.purpose { "obtaining" } else { "replacing" }
             return .refuse(
-                Refusal(
-                    code: .cannotAuthenticate, message: "\(verb) \(credentialName) failed: \(error)",
-                    underlyingError: error))
+                Refusal(code: .cannotAuthenticate, message: "\(verb) \(credentialName) failed", underlyingError: error))
         }
     }
 
