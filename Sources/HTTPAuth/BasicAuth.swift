@@ -162,7 +162,9 @@ public final class BasicAuthScheme: CredentialScheme, @unchecked Sendable {
 
     /// The delegate's new credentials, after the server refused the current ones; without a delegate, the failure
     /// says that the server refused them.
-    public func refreshCredential(_ credentials: BasicCredentials, _ context: CredentialContext) async throws
+    public func refreshCredential(
+        _ credentials: BasicCredentials, _ context: CredentialContext
+    ) async throws
         -> BasicCredentials
     {
         if delegate == nil, case .refused(let response) = context.trigger {
