@@ -42,6 +42,21 @@ import Testing
         #expect(mock.pendingHandlerCount == 0)
     }
 
+    /// A failure after retries says how many attempts were made; a failure of the only attempt does not.
+    @Test func aFailureAfterRetriesSaysHowManyAttemptsWereMade() async throws {
+        let mock = MockLoader().then(failWith: .cannotConnect).then(failWith: .cannotConnect)
+            .then(failWith: .cannotConnect, message: "connection refused")
+        let chain = retry(Backoff.immediately(maximumNumberOfAttempts: 3)) --> mock
+        let error = try #require(try await loadAdvancingClock(chain, request()).error)
+        #expect(error.code == .cannotConnect)
+        #expect(error.message == "connection refused (after 3 attempts)")
+        #expect(error.request.attemptNumber == 3)
+
+        let once = retry(Backoff.immediately(maximumNumberOfAttempts: 3)) --> MockLoader().then(failWith: .cancelled)
+        let single = try #require(try await loadAdvancingClock(once, request()).error)
+        #expect(!single.message.contains("attempts"))
+    }
+
     @Test func exponentialDelaysGrowAndAreCapped() async throws {
         let strategy = Backoff.exponential(
             initialDelay: .seconds(1),

@@ -118,7 +118,9 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
                 result = await loadNext(attempt)
             }
 
-            guard let delay = retryDelay(for: result, of: attempt, strategy: strategy) else { return result }
+            guard let delay = retryDelay(for: result, of: attempt, strategy: strategy) else {
+                return attemptNumber > 1 ? Self.counted(result, attempts: attemptNumber) : result
+            }
             if !attempt.body.isReplayable {
                 return .failure(
                     HTTPError(
@@ -145,6 +147,13 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
                 return .failure(refusal(of: attempt, after: result))
             }
         }
+    }
+
+    /// `result`, the last of `attempts`: a failure's message says how many attempts were made.
+    private static func counted(_ result: HTTPResult, attempts: Int) -> HTTPResult {
+        guard case .failure(var error) = result else { return result }
+        error.message += " (after \(attempts) attempts)"
+        return .failure(error)
     }
 
     /// How long to wait before the next attempt, or `nil` to return `result`.
