@@ -1,4 +1,5 @@
 import Foundation
+import HTTP
 import Testing
 
 @testable import HTTPAuth
@@ -155,5 +156,49 @@ import Testing
             issuedAt: Date(timeIntervalSince1970: .infinity))
         #expect(credentials.description.contains("invalid expiry"))
         #expect(credentials.lifetime == .zero)
+    }
+}
+
+/// Issue 26, item 4: every setting is reachable from every initialiser, with the documented defaults.
+@Suite(.noHang) struct OAuthConfigurationTests {
+    static let issuer = URL(string: "https://id.example.com")!
+    static let callback = URL(string: "com.example.app:/callback")!
+
+    @Test func theIssuerInitialisersTakeEverySetting() {
+        let limit = RefreshLimit(maximumRefreshes: 2, window: .seconds(30))
+        let logout = URL(string: "com.example.app:/signed-out")!
+        let prompt = [URLQueryItem(name: "prompt", value: "login")]
+        let byOrigins = OAuthConfiguration(
+            issuer: Self.issuer, clientID: "worker", redirectURI: Self.callback, resourceOrigins: ["api.example.com"],
+            refreshWindow: .seconds(10), onInvalidGrant: .fail, refreshLimit: limit, allowedClockSkew: .seconds(5),
+            idTokenMaximumAge: .seconds(60), postLogoutRedirectURI: logout, additionalAuthorizationParameters: prompt)
+        let byHosts = OAuthConfiguration(
+            issuer: Self.issuer, clientID: "worker", redirectURI: Self.callback, resourceHosts: ["api.example.com"],
+            refreshWindow: .seconds(10), onInvalidGrant: .fail, refreshLimit: limit, allowedClockSkew: .seconds(5),
+            idTokenMaximumAge: .seconds(60), postLogoutRedirectURI: logout, additionalAuthorizationParameters: prompt)
+        for configuration in [byOrigins, byHosts] {
+            #expect(configuration.endpoints == .discover(issuer: Self.issuer))
+            #expect(configuration.resourceOrigins == ["https://api.example.com"])
+            #expect(configuration.refreshWindow == .seconds(10))
+            #expect(configuration.onInvalidGrant == .fail)
+            #expect(configuration.refreshLimit == limit)
+            #expect(configuration.allowedClockSkew == .seconds(5))
+            #expect(configuration.idTokenMaximumAge == .seconds(60))
+            #expect(configuration.postLogoutRedirectURI == logout)
+            #expect(configuration.additionalAuthorizationParameters == prompt)
+        }
+    }
+
+    @Test func theDefaultsAreTheDocumentedOnes() {
+        let configuration = OAuthConfiguration(
+            issuer: Self.issuer, clientID: "app", redirectURI: Self.callback, resourceOrigins: ["api.example.com"])
+        #expect(configuration.scopes == ["openid"])
+        #expect(configuration.refreshWindow == .seconds(60))
+        #expect(configuration.onInvalidGrant == .logIn)
+        #expect(configuration.refreshLimit == RefreshLimit(maximumRefreshes: 5, window: .seconds(60)))
+        #expect(configuration.allowedClockSkew == .seconds(300))
+        #expect(configuration.idTokenMaximumAge == .seconds(600))
+        #expect(configuration.postLogoutRedirectURI == nil)
+        #expect(configuration.additionalAuthorizationParameters.isEmpty)
     }
 }

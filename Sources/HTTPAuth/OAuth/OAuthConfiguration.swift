@@ -61,11 +61,18 @@ public struct OAuthConfiguration: Sendable {
         case known(OAuthEndpoints)
     }
 
-    /// What a refresh that the server answers with `invalid_grant` leads to.
+    /// What a refresh that the server answers with `invalid_grant` (the refresh token expired or was revoked) leads
+    /// to.
+    ///
+    /// An app with a user in front of it keeps ``logIn``, the default: the login page opens in the middle of the
+    /// request that needed the token, and the request goes on once the user has logged in. A server process, a
+    /// command-line tool or a background task, which has nobody to show a page to, chooses ``fail``: the request
+    /// fails at once with a clear error, and the app decides when to log in again.
     public enum InvalidGrantPolicy: Sendable, Hashable {
-        /// Delete the credentials and run the login flow (the default).
+        /// Delete the credentials and run the login flow (the default, for apps with a user).
         case logIn
-        /// Delete the credentials and fail the waiting requests with ``OAuthError/refreshRejected(description:)``.
+        /// Delete the credentials and fail the waiting requests with ``OAuthError/refreshRejected(description:)``
+        /// (for servers and background work).
         case fail
     }
 
@@ -100,14 +107,17 @@ public struct OAuthConfiguration: Sendable {
     /// Refresh a token this long before it expires, or when half its lifetime is left if that is sooner
     /// (a token that lives 2 s is refreshed after 1 s, not at once). 60 s by default.
     public var refreshWindow: Duration
+    /// What a rejected refresh token leads to: ``InvalidGrantPolicy/logIn`` by default (an app with a user);
+    /// ``InvalidGrantPolicy/fail`` for a server or background work, which cannot show a login page.
     public var onInvalidGrant: InvalidGrantPolicy
+    /// The refresh-loop guard: 5 refreshes whose new token did not work, a minute, by default.
     public var refreshLimit: RefreshLimit
     /// How far this device's clock may be from the server's when ID tokens are checked (`exp`, `nbf`). The
     /// server's clock is known from the token response's `Date` where it has one, so this covers the rest.
     public var allowedClockSkew: Duration
     /// How long ago an ID token's `iat` may be (one issued in the future is checked against
     /// ``allowedClockSkew``); 10 minutes by default, as AppAuth.
-    public var idTokenMaximumAge: Duration = .seconds(600)
+    public var idTokenMaximumAge: Duration
     /// Where the provider sends the user after ending the session, if the app registered such a URI.
     public var postLogoutRedirectURI: URL?
     /// Extra authorization request parameters, such as `prompt` or `login_hint`.
@@ -124,6 +134,7 @@ public struct OAuthConfiguration: Sendable {
     ///   - onInvalidGrant: What a rejected refresh token leads to; login by default.
     ///   - refreshLimit: The refresh-loop guard; 5 a minute by default.
     ///   - allowedClockSkew: Clock skew allowed when checking ID tokens; 5 minutes by default.
+    ///   - idTokenMaximumAge: How old an ID token's `iat` may be; 10 minutes by default.
     ///   - postLogoutRedirectURI: Sent with the end-session request, if set.
     ///   - additionalAuthorizationParameters: Sent with the authorization request.
     public init(
@@ -137,6 +148,7 @@ public struct OAuthConfiguration: Sendable {
         onInvalidGrant: InvalidGrantPolicy = .logIn,
         refreshLimit: RefreshLimit = .standard,
         allowedClockSkew: Duration = .seconds(300),
+        idTokenMaximumAge: Duration = .seconds(600),
         postLogoutRedirectURI: URL? = nil,
         additionalAuthorizationParameters: [URLQueryItem] = []
     ) {
@@ -150,13 +162,14 @@ public struct OAuthConfiguration: Sendable {
         self.onInvalidGrant = onInvalidGrant
         self.refreshLimit = refreshLimit
         self.allowedClockSkew = allowedClockSkew
+        self.idTokenMaximumAge = idTokenMaximumAge
         self.postLogoutRedirectURI = postLogoutRedirectURI
         self.additionalAuthorizationParameters = additionalAuthorizationParameters
     }
 
     /// A configuration whose tokens go to `resourceHosts`: each a host name, which means `https` on port 443, or an
     /// origin such as `"http://127.0.0.1:8080"`. The other parameters are those of
-    /// ``init(endpoints:clientID:clientSecret:redirectURI:scopes:resourceOrigins:refreshWindow:onInvalidGrant:refreshLimit:allowedClockSkew:postLogoutRedirectURI:additionalAuthorizationParameters:)``.
+    /// ``init(endpoints:clientID:clientSecret:redirectURI:scopes:resourceOrigins:refreshWindow:onInvalidGrant:refreshLimit:allowedClockSkew:idTokenMaximumAge:postLogoutRedirectURI:additionalAuthorizationParameters:)``.
     public init(
         endpoints: Endpoints,
         clientID: String,
@@ -168,6 +181,7 @@ public struct OAuthConfiguration: Sendable {
         onInvalidGrant: InvalidGrantPolicy = .logIn,
         refreshLimit: RefreshLimit = .standard,
         allowedClockSkew: Duration = .seconds(300),
+        idTokenMaximumAge: Duration = .seconds(600),
         postLogoutRedirectURI: URL? = nil,
         additionalAuthorizationParameters: [URLQueryItem] = []
     ) {
@@ -175,42 +189,69 @@ public struct OAuthConfiguration: Sendable {
             endpoints: endpoints, clientID: clientID, clientSecret: clientSecret, redirectURI: redirectURI,
             scopes: scopes, resourceOrigins: CredentialOrigins.origins(fromHosts: resourceHosts),
             refreshWindow: refreshWindow, onInvalidGrant: onInvalidGrant, refreshLimit: refreshLimit,
-            allowedClockSkew: allowedClockSkew, postLogoutRedirectURI: postLogoutRedirectURI,
+            allowedClockSkew: allowedClockSkew, idTokenMaximumAge: idTokenMaximumAge,
+            postLogoutRedirectURI: postLogoutRedirectURI,
             additionalAuthorizationParameters: additionalAuthorizationParameters
         )
     }
 
-    /// A configuration whose endpoints are discovered from `issuer`.
+    /// A configuration whose endpoints are discovered from `issuer` (its OpenID Connect discovery document). Every
+    /// setting can be given here, with the defaults and meanings of
+    /// ``init(endpoints:clientID:clientSecret:redirectURI:scopes:resourceOrigins:refreshWindow:onInvalidGrant:refreshLimit:allowedClockSkew:idTokenMaximumAge:postLogoutRedirectURI:additionalAuthorizationParameters:)``.
+    ///
+    /// ```swift
+    /// // A server process, which cannot show a login page: a rejected refresh token fails the request.
+    /// let configuration = OAuthConfiguration(
+    ///     issuer: URL(string: "https://id.example.com")!, clientID: "reports-worker", redirectURI: callback,
+    ///     resourceOrigins: ["api.example.com"], onInvalidGrant: .fail)
+    /// ```
     public init(
         issuer: URL,
         clientID: String,
         clientSecret: String? = nil,
         redirectURI: URL,
         scopes: [String] = ["openid"],
-        resourceOrigins: Set<Origin>
+        resourceOrigins: Set<Origin>,
+        refreshWindow: Duration = .seconds(60),
+        onInvalidGrant: InvalidGrantPolicy = .logIn,
+        refreshLimit: RefreshLimit = .standard,
+        allowedClockSkew: Duration = .seconds(300),
+        idTokenMaximumAge: Duration = .seconds(600),
+        postLogoutRedirectURI: URL? = nil,
+        additionalAuthorizationParameters: [URLQueryItem] = []
     ) {
         self.init(
-            endpoints: .discover(issuer: issuer),
-            clientID: clientID,
-            clientSecret: clientSecret,
-            redirectURI: redirectURI,
-            scopes: scopes,
-            resourceOrigins: resourceOrigins
-        )
+            endpoints: .discover(issuer: issuer), clientID: clientID, clientSecret: clientSecret,
+            redirectURI: redirectURI, scopes: scopes, resourceOrigins: resourceOrigins, refreshWindow: refreshWindow,
+            onInvalidGrant: onInvalidGrant, refreshLimit: refreshLimit, allowedClockSkew: allowedClockSkew,
+            idTokenMaximumAge: idTokenMaximumAge, postLogoutRedirectURI: postLogoutRedirectURI,
+            additionalAuthorizationParameters: additionalAuthorizationParameters)
     }
 
     /// A configuration whose endpoints are discovered from `issuer` and whose tokens go to `resourceHosts`: each a
-    /// host name, which means `https` on port 443, or an origin such as `"http://127.0.0.1:8080"`.
+    /// host, with or without a port, which means `https`, or an origin such as `"http://127.0.0.1:8080"`. The other
+    /// parameters are those of
+    /// ``init(issuer:clientID:clientSecret:redirectURI:scopes:resourceOrigins:refreshWindow:onInvalidGrant:refreshLimit:allowedClockSkew:idTokenMaximumAge:postLogoutRedirectURI:additionalAuthorizationParameters:)``.
     public init(
         issuer: URL,
         clientID: String,
         clientSecret: String? = nil,
         redirectURI: URL,
         scopes: [String] = ["openid"],
-        resourceHosts: Set<String>
+        resourceHosts: Set<String>,
+        refreshWindow: Duration = .seconds(60),
+        onInvalidGrant: InvalidGrantPolicy = .logIn,
+        refreshLimit: RefreshLimit = .standard,
+        allowedClockSkew: Duration = .seconds(300),
+        idTokenMaximumAge: Duration = .seconds(600),
+        postLogoutRedirectURI: URL? = nil,
+        additionalAuthorizationParameters: [URLQueryItem] = []
     ) {
         self.init(
             issuer: issuer, clientID: clientID, clientSecret: clientSecret, redirectURI: redirectURI, scopes: scopes,
-            resourceOrigins: CredentialOrigins.origins(fromHosts: resourceHosts))
+            resourceOrigins: CredentialOrigins.origins(fromHosts: resourceHosts), refreshWindow: refreshWindow,
+            onInvalidGrant: onInvalidGrant, refreshLimit: refreshLimit, allowedClockSkew: allowedClockSkew,
+            idTokenMaximumAge: idTokenMaximumAge, postLogoutRedirectURI: postLogoutRedirectURI,
+            additionalAuthorizationParameters: additionalAuthorizationParameters)
     }
 }
