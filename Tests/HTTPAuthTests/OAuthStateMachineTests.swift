@@ -46,6 +46,8 @@ import Testing
         case unreachable
         case loginRedirected
         case loginCancelled
+        /// The delegate's login failed with an error of its own.
+        case loginFailed
         case noDelegate
         case credentialsSaved
         case savedCredentialsDeleted
@@ -128,6 +130,7 @@ import Testing
             [
                 .loginRedirected: Cell(state: "getTokens -", action: "send POST /token authorization_code"),
                 .loginCancelled: Cell(state: "idle -", action: "finish: refuse loginCancelled"),
+                .loginFailed: Cell(state: "idle -", action: "finish: refuse loginFailed"),
                 .noDelegate: Cell(state: "idle -", action: "finish: refuse noDelegate"),
             ]),
         .getTokens: running(
@@ -354,6 +357,7 @@ import Testing
             return outcome(.responseReceived(.failure(HTTPError(.cannotConnect, request: HTTPRequest()))))
         case .loginRedirected: return outcome(.loginAnswered(.redirected(callback)))
         case .loginCancelled: return outcome(.loginAnswered(.cancelled))
+        case .loginFailed: return outcome(.loginAnswered(.failed(.loginFailed(CancellationError()))))
         case .noDelegate: return outcome(.loginAnswered(.noDelegate))
         case .credentialsSaved: return outcome(.credentialsSaved)
         case .savedCredentialsDeleted: return outcome(.savedCredentialsDeleted(nil))

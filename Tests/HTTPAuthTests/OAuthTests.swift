@@ -714,6 +714,49 @@ extension OAuthCancellationAndResetTests {
     }
 }
 
+/// A delegate whose login fails with an error of its own, or throws `CancellationError`.
+private final class FailingLoginDelegate: OAuthDelegate {
+    struct BrowserUnavailable: Error, Equatable {
+        var detail: String
+    }
+
+    let error: any Error
+    init(_ error: any Error) { self.error = error }
+    func logIn(at url: URL, for loader: OAuth) async throws -> URL? { throw error }
+}
+
+/// Issue 26, item 3: a login that fails keeps its cause, told apart from a cancelled one.
+@Suite(.noHang) struct OAuthLoginFailureTests {
+    @Test func aDelegatesLoginErrorReachesTheCallerUnchanged() async throws {
+        let clock = TestClock()
+        let server = FakeAuthorizationServer(clock: clock)
+        let delegate = FailingLoginDelegate(FailingLoginDelegate.BrowserUnavailable(detail: "no default browser"))
+        let oauth = OAuth(configuration: oauthConfiguration(), delegate: delegate, now: clock.read)
+        let result = await (oauth --> server).load(apiRequest())
+        let error = try #require(result.error)
+        #expect(error.code == .cannotAuthenticate)
+        let reason = try #require(error.underlyingError as? OAuthError)
+        #expect(reason.code == .loginFailed)
+        #expect(
+            (reason.loginError as? FailingLoginDelegate.BrowserUnavailable)
+                == FailingLoginDelegate.BrowserUnavailable(detail: "no default browser"))
+        #expect(error.message.contains("the login failed"))
+        #expect(error.message.contains("no default browser"))
+        #expect(reason != .loginCancelled)
+        withExtendedLifetime(delegate) {}
+    }
+
+    @Test func aCancellationErrorIsACancelledLogin() async throws {
+        let clock = TestClock()
+        let server = FakeAuthorizationServer(clock: clock)
+        let delegate = FailingLoginDelegate(CancellationError())
+        let oauth = OAuth(configuration: oauthConfiguration(), delegate: delegate, now: clock.read)
+        let result = await (oauth --> server).load(apiRequest())
+        #expect(result.error?.underlyingError as? OAuthError == .loginCancelled)
+        withExtendedLifetime(delegate) {}
+    }
+}
+
 /// A delegate whose logout page stays open until the test lets it close.
 private final class SlowLogoutDelegate: OAuthDelegate {
     let gate: Box<CheckedContinuation<Void, Never>?>

@@ -446,8 +446,19 @@ public final class OAuth: HTTPLoader, @unchecked Sendable {
                         HTTPError(.cancelled, request: request, message: "the authorization flow was interrupted")))
         case .showLogin(let url):
             guard let delegate else { return .loginAnswered(.noDelegate) }
-            let answer = await interruptible(counting: operations) { await delegate.logIn(at: url, for: self) }
-            return .loginAnswered(answer?.map { .redirected($0) } ?? .cancelled)
+            let answer = await interruptible(counting: operations) { () -> Result<URL?, any Error> in
+                do {
+                    return .success(try await delegate.logIn(at: url, for: self))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            switch answer {
+            case .success(let callback?)?: return .loginAnswered(.redirected(callback))
+            case .success(nil)?, nil: return .loginAnswered(.cancelled)  // closed, or interrupted by a reset
+            case .failure(let error)? where error is CancellationError: return .loginAnswered(.cancelled)
+            case .failure(let error)?: return .loginAnswered(.failed(.loginFailed(error)))
+            }
         case .save(let credentials):
             try? await delegate?.save(credentials, for: self)
             return .credentialsSaved

@@ -38,11 +38,23 @@ public protocol OAuthDelegate: AnyObject, Sendable {
     /// Shows the login page at `url` (a browser, `ASWebAuthenticationSession`) and returns the URL the server
     /// redirected to, which carries the code — or `nil` when the user cancelled.
     ///
+    /// Throw when the login could not happen — the browser could not be opened, the network failed, an error page
+    /// came back: the requests waiting for it fail with `HTTPError.Code.cannotAuthenticate` and an ``OAuthError`` of
+    /// code ``OAuthError/Code/loginFailed`` whose ``OAuthError/loginError`` is your error, told apart from a
+    /// cancellation (`nil`, or a `CancellationError`: ``OAuthError/Code/loginCancelled``). A method that never throws
+    /// satisfies this requirement too.
+    ///
     /// A reset while this runs interrupts the login: the loader stops waiting for the answer, and the task
     /// that called this method is cancelled.
-    func logIn(at url: URL, for loader: OAuth) async -> URL?
+    func logIn(at url: URL, for loader: OAuth) async throws -> URL?
 
     /// Shows the provider's end-session page at `url`, ending the user's session there too.
+    ///
+    /// `url` is the provider's `end_session_endpoint` (OpenID Connect RP-Initiated Logout) with `id_token_hint` (the
+    /// ID token of the session, when there is one), `client_id` and, when configured,
+    /// `post_logout_redirect_uri`. Return when the page is done — the provider redirected to that URI, or the user
+    /// closed it: the reset that logs out waits for this method, and the chain accepts requests again after it.
+    /// The loader calls it only when the provider has an end-session endpoint.
     func logOut(at url: URL, for loader: OAuth) async
 }
 

@@ -39,6 +39,9 @@ public struct OAuthError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let endpointUnreachable = Code(rawValue: "endpointUnreachable")
         /// The user closed the login (the delegate answered `nil`).
         public static let loginCancelled = Code(rawValue: "loginCancelled")
+        /// The delegate's login failed with an error of its own — the browser could not be opened, the network
+        /// failed, an error page came back: ``OAuthError/loginError`` is that error.
+        public static let loginFailed = Code(rawValue: "loginFailed")
         /// There is no delegate to show the login page.
         public static let noDelegate = Code(rawValue: "noDelegate")
         /// The login callback carried an `error` (RFC 6749 §4.1.2.1), for instance `access_denied`: see
@@ -76,6 +79,9 @@ public struct OAuthError: Error, Sendable, Hashable, CustomStringConvertible {
     public var serverErrorDescription: String?
     /// The limit that stopped refreshing, for ``Code/refreshLoop``.
     public var refreshLimit: OAuthConfiguration.RefreshLimit?
+    /// The error the delegate's login failed with, for ``Code/loginFailed``: the delegate's own, unchanged. Not
+    /// compared by `==` (its description is the ``reason``, which is).
+    public var loginError: (any Error)?
 
     /// Creates an error.
     ///
@@ -111,6 +117,7 @@ public struct OAuthError: Error, Sendable, Hashable, CustomStringConvertible {
         case .discoveryFailed: return "OpenID Connect discovery failed: \(detail)"
         case .endpointUnreachable: return "the authorization server could not be reached: \(detail)"
         case .loginCancelled: return "the login was cancelled"
+        case .loginFailed: return "the login failed: \(detail)"
         case .noDelegate: return "the OAuth loader has no delegate to show the login page"
         case .authorizationDenied:
             return "the authorization server refused the login: \(serverErrorCode ?? "no error code")" + parenthesized
@@ -136,6 +143,29 @@ public struct OAuthError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 extension OAuthError {
+    /// Compares every field but ``loginError``, whose description is the ``reason``.
+    public static func == (lhs: OAuthError, rhs: OAuthError) -> Bool {
+        lhs.code == rhs.code && lhs.reason == rhs.reason && lhs.status == rhs.status
+            && lhs.serverErrorCode == rhs.serverErrorCode && lhs.serverErrorDescription == rhs.serverErrorDescription
+            && lhs.refreshLimit == rhs.refreshLimit
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(reason)
+        hasher.combine(status)
+        hasher.combine(serverErrorCode)
+        hasher.combine(serverErrorDescription)
+        hasher.combine(refreshLimit)
+    }
+
+    /// The delegate's login failed with `error`, which the returned error keeps as its ``loginError``.
+    public static func loginFailed(_ error: any Error) -> OAuthError {
+        var failure = OAuthError(.loginFailed, reason: "\(error)")
+        failure.loginError = error
+        return failure
+    }
+
     /// The token endpoint's answer could not be used.
     public static func invalidTokenResponse(_ reason: String) -> OAuthError {
         OAuthError(.invalidTokenResponse, reason: reason)

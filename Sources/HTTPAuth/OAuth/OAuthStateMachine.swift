@@ -91,6 +91,8 @@ package struct OAuthStateMachine: Sendable {
         case cancelled
         /// There was no delegate to show it.
         case noDelegate
+        /// The delegate's login failed with an error of its own (``OAuthError/Code/loginFailed``).
+        case failed(OAuthError)
     }
 
     /// The outcome of the last ``Action`` the driver performed for a run.
@@ -343,6 +345,7 @@ package struct OAuthStateMachine: Sendable {
             switch answer {
             case .noDelegate: return fail(&run, .noDelegate)
             case .cancelled: return fail(&run, .loginCancelled)
+            case .failed(let error): return fail(&run, error)
             case .redirected(let callback):
                 do throws(OAuthError) {
                     let code = try code(from: callback, expectedState: secrets.state)
