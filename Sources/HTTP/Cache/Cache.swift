@@ -19,8 +19,10 @@ import Synchronization
 /// - **Directives**: `no-store` (not stored, and an earlier entry is removed), `no-cache` (always revalidated),
 ///   `must-revalidate` (never served stale), `public` and `private` (this is a private cache: both are stored),
 ///   RFC 5861's `stale-while-revalidate` (served stale while a background request revalidates it) and
-///   `stale-if-error` (served stale when revalidating fails with a transport error or a 500, 502, 503 or 504). A
-///   request's own `no-cache`, `no-store`, `max-age`, `max-stale`, `min-fresh` and `only-if-cached` apply, and
+///   `stale-if-error` (served stale when revalidating fails with a transport error or a 500, 502, 503 or 504), and
+///   `must-understand` (a response with a status whose caching rules the cache knows is stored despite its
+///   `no-store`; one with another status never is). A request's own `no-cache` (or `Pragma: no-cache` without
+///   `Cache-Control`), `no-store`, `max-age`, `max-stale`, `min-fresh` and `only-if-cached` apply, and
 ///   ``HTTPRequest/cachePolicy`` chooses per request (``CachePolicy``).
 /// - **`Vary`**: the request's values of the fields the response varies on are stored with it; a request with
 ///   other values is a miss, and its response replaces the entry. `Vary: *` is never stored.

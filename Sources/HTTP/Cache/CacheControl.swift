@@ -2,9 +2,10 @@
 /// RFC 5861's `stale-while-revalidate` and `stale-if-error`.
 ///
 /// Parsing never fails and never traps: unknown directives are ignored, names are compared without case, values may
-/// be tokens or quoted strings, and every field line of the header is read (`HTTPHeaders.values(for:)`). Following
-/// RFC 9111 §4.2.1, the first occurrence of a repeated directive wins, and a `max-age` whose value is not a number
-/// makes the response stale at once (``hasInvalidMaxAge``). Delta-seconds beyond 2³¹ are read as 2³¹ (§1.2.2).
+/// be tokens or quoted strings (whitespace around `=`, which the grammar of §5.2 leaves out, is tolerated), and every
+/// field line of the header is read (`HTTPHeaders.values(for:)`). Following RFC 9111 §4.2.1, the first occurrence of
+/// a repeated directive wins, and a `max-age` whose value is not a number (`"3600.5"`, `"a1"`, `'60'`) makes the
+/// response stale at once (``hasInvalidMaxAge``). Delta-seconds beyond 2³¹ are read as 2³¹ (§1.2.2).
 struct CacheControl: Sendable, Hashable {
     /// `max-age`: the freshness lifetime (response) or the oldest response the client accepts (request).
     var maxAge: Int64?
@@ -20,6 +21,9 @@ struct CacheControl: Sendable, Hashable {
     var mustRevalidate = false
     /// `public`.
     var isPublic = false
+    /// `must-understand` (§5.2.2.3): the response may be stored only by a cache that understands its status, and
+    /// such a cache ignores its `no-store`.
+    var mustUnderstand = false
     /// `private` (qualified or not).
     var isPrivate = false
     /// `stale-while-revalidate`: seconds after it becomes stale during which a response may be served while it
@@ -89,6 +93,7 @@ struct CacheControl: Sendable, Hashable {
         case "no-store": noStore = true
         case "must-revalidate": mustRevalidate = true
         case "public": isPublic = true
+        case "must-understand": mustUnderstand = true
         case "private": isPrivate = true
         case "stale-while-revalidate":
             if staleWhileRevalidate == nil { staleWhileRevalidate = argument.flatMap(Self.deltaSeconds) }

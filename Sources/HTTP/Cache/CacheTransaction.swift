@@ -236,7 +236,7 @@ struct CacheTransaction {
                 let freshened = stored.freshened(
                     with: response.headers, requestDate: forwarding.sentAt, responseDate: now)
                 update =
-                    freshened.metadata.control.noStore
+                    freshened.metadata.forbidsStoring
                     ? .remove(keys: [forwarding.key]) : .store(freshened, key: forwarding.key)
             }
             return .deliver(.success(Self.tagged(response, "Cache; fwd=\(forwarding.reason); fwd-status=304")), update)
@@ -272,7 +272,7 @@ struct CacheTransaction {
         state = .finished
         let freshened = validation.entry.freshened(
             with: response.headers, requestDate: validation.sentAt, responseDate: now)
-        let keeps = !freshened.metadata.control.noStore
+        let keeps = !freshened.metadata.forbidsStoring
         let age = freshened.metadata.currentAge(at: now, responseDate: now)
         let served = freshened.response(
             to: response.request, age: age,
@@ -287,7 +287,7 @@ struct CacheTransaction {
     ) -> ResultAction {
         let entry = CacheEntry(storing: response, for: request, requestDate: sentAt, responseDate: now)
         let update: StoreUpdate
-        if entry.metadata.control.noStore {
+        if entry.metadata.forbidsStoring {
             update = .remove(keys: [key])  // what was stored is no longer to be kept either
         } else if mayStore(entry) {
             update = .store(entry, key: key)
@@ -312,7 +312,7 @@ struct CacheTransaction {
         let metadata = entry.metadata
         let control = metadata.control
         let status = entry.status.rawValue
-        guard request.cachePolicy != .doNotStore, !requestControl.noStore, !control.noStore,
+        guard request.cachePolicy != .doNotStore, !requestControl.noStore, !metadata.forbidsStoring,
             (200..<600).contains(status), status != 206, status != 304,
             !metadata.varyNames.contains("*")
         else { return false }

@@ -26,6 +26,19 @@ import Testing
         #expect(CacheControl(parsing: "max-stale=ten").maxStale == nil)
     }
 
+    @Test func mustUnderstandLetsAnUnderstoodStatusBeStoredDespiteNoStore() {
+        let directives: HTTPHeaders = ["Cache-Control": "max-age=60, no-store, must-understand"]
+        #expect(CacheControl(directives).mustUnderstand)
+        func forbidsStoring(_ status: HTTPStatus, _ headers: HTTPHeaders) -> Bool {
+            CacheEntry.Metadata(status: status, headers: headers, requestDate: .now, responseDate: .now).forbidsStoring
+        }
+        #expect(!forbidsStoring(.ok, directives))
+        #expect(forbidsStoring(HTTPStatus(rawValue: 599), directives))
+        #expect(forbidsStoring(HTTPStatus(rawValue: 599), ["Cache-Control": "max-age=60, must-understand"]))
+        #expect(forbidsStoring(.ok, ["Cache-Control": "max-age=60, no-store"]))
+        #expect(!forbidsStoring(HTTPStatus(rawValue: 599), ["Cache-Control": "max-age=60"]))
+    }
+
     @Test func qualifiedNoCacheAndPrivateCountAsUnqualified() {
         let control = CacheControl(parsing: #"no-cache="Set-Cookie, X-Token", private="Authorization", max-age=5"#)
         #expect(control.noCache && control.isPrivate)
