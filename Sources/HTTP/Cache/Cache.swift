@@ -26,6 +26,9 @@ import Synchronization
 ///   ``HTTPRequest/cachePolicy`` chooses per request (``CachePolicy``).
 /// - **`Vary`**: the request's values of the fields the response varies on are stored with it; a request with
 ///   other values is a miss, and its response replaces the entry. `Vary: *` is never stored.
+/// - **`HEAD`** is sent on as it is, never answered from the store; a `200` whose `ETag`, `Last-Modified` and
+///   `Content-Length` agree with those of the stored `GET` response updates its header fields, as a `304` does — a
+///   new `max-age` freshens it — and one that disagrees removes it (RFC 9111 §4.3.5).
 /// - **Unsafe methods**: a `POST`, `PUT`, `DELETE` (any method but `GET`, `HEAD`, `OPTIONS` and `TRACE`) answered
 ///   with a 2xx or 3xx removes the stored response for its URL, and for the `Location` and `Content-Location` it
 ///   names on the same origin (RFC 9111 §4.4).

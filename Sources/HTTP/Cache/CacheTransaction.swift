@@ -15,6 +15,9 @@ import Foundation
 ///              │                   │   ├─ 304 ─► deliver the stored 200, freshened
 ///              │                   │   └─ 304 for another response ─► forwarding, unconditionally
 ///              └───────────────────┴─ result ─► deliver, store or not (stale-if-error: the stale entry)
+///
+///   HEAD: start ──► lookingUpForHead ──lookedUp──► updatingFromHead ──result──► deliver; a 200 updates the
+///                                                                              stored GET response, or removes it
 /// ```
 struct CacheTransaction {
     /// What to do once the load starts.
@@ -71,9 +74,18 @@ struct CacheTransaction {
         var isBackground: Bool
     }
 
+    private struct HeadUpdate {
+        var key: String
+        var sentAt: Date
+        /// The stored `GET` response the `HEAD` could have selected (RFC 9111 §4.3.5), when there is one.
+        var stored: CacheEntry?
+    }
+
     private enum State {
         case initial
         case lookingUp(key: String)
+        case lookingUpForHead(key: String)
+        case updatingFromHead(HeadUpdate)
         case forwarding(Forwarding)
         case validating(Validation)
         case invalidating(key: String)
@@ -120,6 +132,7 @@ struct CacheTransaction {
     mutating func start(now: Date) -> StartAction {
         guard case .initial = state else { preconditionFailure("CacheTransaction started twice") }
         let method = request.method
+        if method == .head { return startHead() }
         guard method == .get else {
             // RFC 9111 §4.4: a non-error response to an unsafe method (or one of unknown safety) invalidates.
             guard !method.isSafe, let key = CacheKey.make(for: request) else {
@@ -144,8 +157,28 @@ struct CacheTransaction {
         return .lookUp(key: key)
     }
 
+    /// A `HEAD` is sent on as it is, after the stored `GET` response for its URL is looked up for
+    /// ``headUpdate(after:_:now:)``; it passes when it could not update one (as for a `GET` that passes, or one whose
+    /// response may not be stored).
+    private mutating func startHead() -> StartAction {
+        guard request.responseDelivery == .buffered, !requestFields.hasRange, request.cachePolicy != .doNotStore,
+            !requestControl.noStore, !(requestFields.hasAuthorization && authorizationPolicy == .sharedCacheRules),
+            let key = CacheKey.make(for: request), isSendable
+        else {
+            state = .finished
+            return .pass
+        }
+        state = .lookingUpForHead(key: key)
+        return .lookUp(key: key)
+    }
+
     /// The store answered `found` at `now`.
     mutating func lookedUp(_ found: CacheEntry?, now: Date) -> LookupAction {
+        if case .lookingUpForHead(let key) = state {
+            let stored = found.flatMap { $0.matchesVary(of: request) ? $0 : nil }
+            state = .updatingFromHead(HeadUpdate(key: key, sentAt: now, stored: stored))
+            return .forward(request)
+        }
         guard case .lookingUp(let key) = state else { preconditionFailure("CacheTransaction: lookedUp out of turn") }
         let onlyIfCached = request.cachePolicy == .onlyIfCached || requestControl.onlyIfCached
         guard let entry = found, entry.matchesVary(of: request) else {
@@ -215,7 +248,10 @@ struct CacheTransaction {
             return forwarded(result, forwarding, now: now)
         case .validating(let validation):
             return validated(result, validation, now: now)
-        case .initial, .lookingUp, .finished:
+        case .updatingFromHead(let update):
+            state = .finished
+            return .deliver(result, headUpdate(after: result, update, now: now))
+        case .initial, .lookingUp, .lookingUpForHead, .finished:
             preconditionFailure("CacheTransaction: a result out of turn")
         }
     }
@@ -279,6 +315,29 @@ struct CacheTransaction {
             cacheStatus: "Cache; fwd=stale; fwd-status=304" + (keeps ? "; stored" : ""))
         return .deliver(
             .success(served), keeps ? .store(freshened, key: validation.key) : .remove(keys: [validation.key]))
+    }
+
+    /// What a `HEAD`'s result does to the stored `GET` response it could have selected (RFC 9111 §4.3.5): a `200`
+    /// whose validators (`ETag`, `Last-Modified`) and `Content-Length`, those it has, agree with the stored ones
+    /// updates its header fields as a `304` would (§3.2) — a new `max-age` freshens it —; a `200` that disagrees
+    /// removes it. Other results leave it as it is.
+    private func headUpdate(after result: HTTPResult, _ update: HeadUpdate, now: Date) -> StoreUpdate {
+        guard let stored = update.stored, case .success(let response) = result, response.status == .ok else {
+            return .none
+        }
+        let fields = response.headers
+        func agrees(_ name: String, with storedValue: String?) -> Bool {
+            guard let received = fields.values(for: name).first else { return true }
+            guard let storedValue else { return false }
+            return received.trimmingCharacters(in: .whitespaces) == storedValue.trimmingCharacters(in: .whitespaces)
+        }
+        let storedLength = stored.headers.values(for: "Content-Length").first ?? String(stored.body.count)
+        guard agrees("ETag", with: stored.metadata.entityTag),
+            agrees("Last-Modified", with: stored.metadata.lastModified),
+            agrees("Content-Length", with: storedLength)
+        else { return .remove(keys: [update.key]) }
+        let updated = stored.freshened(with: fields, requestDate: update.sentAt, responseDate: now)
+        return updated.metadata.forbidsStoring ? .remove(keys: [update.key]) : .store(updated, key: update.key)
     }
 
     /// A response the server sent in full: delivered, and stored when it may be.

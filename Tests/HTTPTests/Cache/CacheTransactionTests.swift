@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func otherSafeMethodsPassAndUnsafeOnesAreSentToInvalidate() {
-        for method in [HTTPMethod.head, .options, .trace] {
+        for method in [HTTPMethod.options, .trace] {
             var safe = transaction(cacheRequest(method: method))
             guard case .pass = safe.start(now: start) else {
                 Issue.record("\(method) not passed")
@@ -49,6 +49,45 @@ import Testing
             }
             #expect(keys == ["GET https://api.example.com/people/42"])
         }
+    }
+
+    @Test func aHeadLooksUpTheGetResponseIsSentAsItIsAndA200WithTheSameValidatorsUpdatesIt() {
+        var head = transaction(cacheRequest(method: .head))
+        guard case .lookUp(let key) = head.start(now: start) else {
+            Issue.record("HEAD not looked up")
+            return
+        }
+        #expect(key == "GET https://api.example.com/people/42")
+        let stored = entry(["Cache-Control": "max-age=10", "ETag": "\"a\"", "X-Version": "1"])
+        guard case .forward(let sent) = head.lookedUp(stored, now: start + 60) else {
+            Issue.record("HEAD not sent")
+            return
+        }
+        #expect(sent.method == .head && sent.headers["If-None-Match"] == nil)
+        let response = HTTPResponse(
+            request: sent, status: .ok, headers: ["Cache-Control": "max-age=100", "ETag": "\"a\"", "X-Version": "2"])
+        guard
+            case .deliver(.success(let delivered), .store(let updated, let storedKey)) =
+                head.received(.success(response), now: start + 60)
+        else {
+            Issue.record("the stored response was not updated")
+            return
+        }
+        #expect(delivered.headers["X-Version"] == "2" && delivered.cacheStatus == nil)
+        #expect(storedKey == key)
+        #expect(updated.headers["X-Version"] == "2" && updated.body == stored.body)
+        #expect(updated.metadata.freshnessLifetime == 100)
+
+        // Another ETag: the stored response is not the one the HEAD describes any more.
+        var other = transaction(cacheRequest(method: .head))
+        _ = other.start(now: start)
+        _ = other.lookedUp(stored, now: start)
+        let changed = HTTPResponse(request: sent, status: .ok, headers: ["ETag": "\"b\""])
+        guard case .deliver(_, .remove(let keys)) = other.received(.success(changed), now: start) else {
+            Issue.record("the stored response was not removed")
+            return
+        }
+        #expect(keys == [key])
     }
 
     @Test func aFreshEntryIsAHitWithItsAgeAndTTL() throws {
