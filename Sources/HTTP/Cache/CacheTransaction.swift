@@ -109,7 +109,7 @@ struct CacheTransaction {
         var control = fields.hasCacheControl ? CacheControl(request.headers) : CacheControl()
         // RFC 9111 §5.4: Pragma: no-cache counts as no-cache when Cache-Control is absent.
         if !fields.hasCacheControl, fields.hasPragma,
-            request.headers.values(for: "Pragma").contains(where: { $0.lowercased().contains("no-cache") })
+            request.headers.values(for: "Pragma").contains(where: Self.listsNoCache)
         {
             control.noCache = true
         }
@@ -436,6 +436,15 @@ struct CacheTransaction {
         if let tag = entry.metadata.entityTag { conditional.headers["If-None-Match"] = tag }
         if let modified = entry.metadata.lastModified { conditional.headers["If-Modified-Since"] = modified }
         return conditional
+    }
+
+    /// Whether a `Pragma` field value has the `no-cache` directive among its comma-separated members (RFC 9111 §5.4);
+    /// `x-no-cache` or `no-cache-x` is another directive.
+    private static func listsNoCache(_ pragma: String) -> Bool {
+        pragma.split(separator: ",").contains { member in
+            let name = member.prefix { $0 != "=" }.trimmingCharacters(in: .whitespaces)
+            return HTTPHeaders.namesMatch(name, "no-cache")
+        }
     }
 
     /// The answer to an `only-if-cached` request the cache cannot satisfy (RFC 9111 §5.2.1.7).

@@ -90,6 +90,18 @@ import Testing
         #expect(keys == [key])
     }
 
+    @Test func pragmaNoCacheIsAMemberOfTheFieldNotASubstring() {
+        let fresh = entry(["Cache-Control": "max-age=100"])
+        for (pragma, isHit) in [("x-no-cache", true), ("no-cache-please", true), ("foo, No-Cache", false)] {
+            var pragmatic = transaction(cacheRequest(headers: ["Pragma": pragma]))
+            _ = pragmatic.start(now: start)
+            switch pragmatic.lookedUp(fresh, now: start + 1) {
+            case .respond: #expect(isHit, "Pragma: \(pragma)")
+            default: #expect(!isHit, "Pragma: \(pragma)")
+            }
+        }
+    }
+
     @Test func aFreshEntryIsAHitWithItsAgeAndTTL() throws {
         var hit = transaction()
         _ = hit.start(now: start)
