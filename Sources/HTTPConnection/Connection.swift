@@ -32,6 +32,22 @@ public final class Connection: Sendable {
         }
     }
 
+    /// Sends `request` and returns its decoded value together with the response: its status, header fields and
+    /// metrics. It throws as ``request(_:)`` does.
+    ///
+    /// ```swift
+    /// let person = try await connection.response(for: .person(42))
+    /// let etag = person.headers["ETag"]
+    /// ```
+    ///
+    /// Cancelling the calling task cancels the request.
+    public func response<Response>(for request: Request<Response>) async throws -> sending DecodedResponse<Response> {
+        switch await loader.load(request.underlyingRequest) {
+        case .success(let response): return DecodedResponse(value: try request.decode(response), response: response)
+        case .failure(let error): throw error
+        }
+    }
+
     /// Sends `request` and calls `completion` exactly once with the decoded value or the error.
     ///
     /// - Returns: A handle whose `cancel()` completes the request at once with `HTTPError.Code.cancelled`.
@@ -43,6 +59,22 @@ public final class Connection: Sendable {
         loader.load(request.underlyingRequest) { result in
             completion(
                 result.mapError { $0 as any Error }.flatMap { response in Result { try request.decode(response) } })
+        }
+    }
+
+    /// Sends `request` and calls `completion` exactly once with the decoded value and its response, or the error.
+    ///
+    /// - Returns: A handle whose `cancel()` completes the request at once with `HTTPError.Code.cancelled`.
+    @discardableResult
+    public func response<Response: Sendable>(
+        for request: Request<Response>,
+        completion: @escaping @Sendable (Result<DecodedResponse<Response>, any Error>) -> Void
+    ) -> HTTPTask {
+        loader.load(request.underlyingRequest) { result in
+            completion(
+                result.mapError { $0 as any Error }.flatMap { response in
+                    Result { DecodedResponse(value: try request.decode(response), response: response) }
+                })
         }
     }
 

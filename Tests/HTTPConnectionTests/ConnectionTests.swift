@@ -12,6 +12,47 @@ import Testing
         #expect(mock.receivedRequests.first?.url?.absoluteString == "https://api.example.com/v1/people/42")
     }
 
+    /// The value with its response: status, header fields and metrics, with no decode closure of one's own.
+    @Test func aResponseCarriesTheValueWithItsStatusAndHeaders() async throws {
+        let headers: HTTPHeaders = ["ETag": "\"v7\"", "RateLimit-Remaining": "41", "Cache-Status": "origin; fwd=miss"]
+        let mock = MockLoader().then(status: .ok, headers: headers, body: json(#"{"id":42,"name":"Zoë"}"#))
+        let connection = Connection(loader: ApplyEnvironment(environment: .test) --> mock)
+        let person = try await connection.response(for: .person(42))
+        #expect(person.value == Person(id: 42, name: "Zoë"))
+        #expect(person.status == .ok)
+        #expect(person.headers["ETag"] == "\"v7\"")
+        #expect(person.headers["ratelimit-remaining"] == "41")
+        #expect(person.response.request.url?.absoluteString == "https://api.example.com/v1/people/42")
+        #expect(person.response.body == json(#"{"id":42,"name":"Zoë"}"#))
+    }
+
+    @Test func aResponseThrowsAsRequestDoes() async {
+        let connection = Connection(
+            loader: MockLoader().then(failWith: .cannotConnect).then(status: .notFound, headers: ["X-Trace": "t1"]))
+        let transport = await #expect(throws: HTTPError.self) { try await connection.response(for: .person(1)) }
+        #expect(transport?.code == .cannotConnect)
+        let status = await #expect(throws: ResponseError.self) { try await connection.response(for: .person(1)) }
+        #expect(status?.kind == .unacceptableStatus)
+        #expect(status?.response.headers["X-Trace"] == "t1", "the error keeps the response that caused it")
+    }
+
+    @Test func theCompletionFormOfAResponseCompletesExactlyOnce() async throws {
+        let connection = Connection(
+            loader: MockLoader().then(
+                status: .created, headers: ["Location": "/people/3"], body: json(#"{"id":3,"name":"C"}"#)))
+        let results = Box<[Result<DecodedResponse<Person>, any Error>]>([])
+        await withCheckedContinuation { continuation in
+            connection.response(for: .person(3)) { result in
+                results.withLock { $0.append(result) }
+                continuation.resume()  // a second call would trap
+            }
+        }
+        #expect(results.value.count == 1)
+        let created = try #require(try results.value.first?.get())
+        #expect(created.value == Person(id: 3, name: "C"))
+        #expect(created.status == .created && created.headers["Location"] == "/people/3")
+    }
+
     @Test func transportFailuresAreThrownAsHTTPErrors() async {
         let connection = Connection(loader: MockLoader().then(failWith: .cannotConnect))
         await #expect(throws: HTTPError.self) { try await connection.request(.person(1)) }

@@ -39,6 +39,12 @@ func showPerson(using connection: Connection) async {
     }
 }
 
+// RequestsAndConnections.md, "Read the response with the value".
+func loadPerson(using connection: Connection) async throws -> (Person, etag: String?) {
+    let person = try await connection.response(for: .person(42))
+    return (person.value, person.headers["ETag"])
+}
+
 // RequestsAndConnections.md, "One chain per environment".
 enum AppEnvironment {
     case development
@@ -102,6 +108,13 @@ extension APIProblem: Equatable {}
         let mock = MockLoader().then(status: .ok, body: Data(#"{"id":42,"name":"Zoë"}"#.utf8))
         await showPerson(using: Connection(loader: mock))
         #expect(mock.receivedRequests.map(\.path) == ["/people/42"])
+    }
+
+    @Test func responseSampleReadsTheETag() async throws {
+        let mock = MockLoader().then(
+            status: .ok, headers: ["ETag": "\"v1\""], body: Data(#"{"id":42,"name":"Zoë"}"#.utf8))
+        let (person, etag) = try await loadPerson(using: Connection(loader: mock))
+        #expect(person.name == "Zoë" && etag == "\"v1\"")
     }
 
     @Test func environmentsAreChains() async throws {
