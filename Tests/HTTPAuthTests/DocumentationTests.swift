@@ -84,6 +84,20 @@ func makeProductionChain(session: SessionController, login: LoginController) -> 
         --> URLSessionLoader()
 }
 
+// Authentication.md, "A server calling an API on its own behalf". Builds a URLSessionLoader, never loads through it.
+func makeWorkerChain(secret: String) -> HTTPLoader {
+    let grant = ClientCredentialsGrant(
+        tokenEndpoint: URL(string: "https://id.example.com/oauth2/token")!,
+        clientID: "reports-worker",
+        clientSecret: secret,
+        scopes: ["reports.read"]
+    )
+    return ApplyEnvironment(environment: ServerEnvironment(host: "api.example.com"))
+        --> Auth(loaders: [.oauth: CredentialLoader(scheme: grant, method: .oauth, origins: ["api.example.com"])])
+        --> Retry()
+        --> URLSessionLoader()
+}
+
 // Authentication.md, "Watch the session".
 func watchSession(of oauth: OAuth) async {
     for await state in oauth.sessionStates() {
@@ -160,6 +174,12 @@ func watchSession(of oauth: OAuth) async {
         #expect(pages.value.map(\.path) == ["/authorize", "/logout"])
         watcher.cancel()
         withExtendedLifetime(session) {}
+    }
+
+    @Test func theWorkerChainAuthenticatesWithTheClientCredentialsGrant() throws {
+        let auth = try #require(makeWorkerChain(secret: "s").nextLoader as? Auth)
+        let loader = try #require(auth.loaders[.oauth] as? CredentialLoader<ClientCredentialsGrant>)
+        #expect(loader.scheme.scopes == ["reports.read"] && loader.origins == ["api.example.com"])
     }
 
     @Test func theProductionChainHasBothMethods() throws {

@@ -239,11 +239,24 @@ extension OAuthStateMachine {
     }
 
     /// `application/x-www-form-urlencoded` encoding of a client credential, as RFC 6749 §2.3.1 requires before
-    /// Basic encoding.
-    private static func formEncoded(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._*")
-        return (text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text)
+    /// Basic encoding (its Appendix B): ASCII letters, digits and `-._*` stay, a space becomes `+`, every other byte of
+    /// the UTF-8 form is percent-encoded (`é` is `%C3%A9`).
+    static func formEncoded(_ text: String) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "*"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            case UInt8(ascii: " "):
+                encoded += "+"
+            default:
+                encoded +=
+                    "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
+            }
+        }
+        return encoded
     }
 
     // MARK: - Logout
