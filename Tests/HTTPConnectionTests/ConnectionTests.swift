@@ -184,3 +184,60 @@ struct ConnectionEndToEndTests {
         #expect(missing?.status == .notFound)
     }
 }
+
+/// Server-Sent Events through `Connection`: raw, and decoded element by element.
+@Suite(.noHang) struct ConnectionEventsTests {
+    struct Price: Decodable, Sendable, Equatable {
+        var symbol: String
+        var price: Double
+    }
+
+    static let eventStream: HTTPHeaders = ["Content-Type": "text/event-stream"]
+
+    @Test func eventsAreDecodedAsTheElementTypeAndOtherTypesSkipped() async throws {
+        let body = """
+            event: price
+            data: {"symbol":"A","price":1.5}
+
+            event: heartbeat
+            data: {}
+
+            event: price
+            data: {"symbol":"B",
+            data:  "price":2}
+
+
+            """
+        let mock = MockLoader().then(status: .ok, headers: Self.eventStream, body: Data(body.utf8)).then(
+            status: .noContent)
+        let connection = Connection(loader: mock)
+        var prices: [Price] = []
+        for try await price in connection.events(
+            of: Price.self, for: HTTPRequest(host: "h", path: "/prices"), eventType: "price", reconnectionDelay: .zero)
+        {
+            prices.append(price)
+        }
+        #expect(prices == [Price(symbol: "A", price: 1.5), Price(symbol: "B", price: 2)])
+    }
+
+    @Test func anEventThatDoesNotDecodeEndsTheStreamWithTheDecodersError() async throws {
+        let mock = MockLoader().then(status: .ok, headers: Self.eventStream, body: Data("data: not json\n\n".utf8))
+        var iterator = Connection(loader: mock).events(of: Price.self, for: HTTPRequest(host: "h", path: "/p"))
+            .makeAsyncIterator()
+        await #expect(throws: DecodingError.self) { _ = try await iterator.next() }
+    }
+
+    @Test func rawEventsKeepTheirTypeAndID() async throws {
+        let mock = MockLoader()
+            .then(status: .ok, headers: Self.eventStream, body: Data("event: hello\nid: 9\ndata: world\n\n".utf8))
+            .then(status: .noContent)
+        var received: [ServerSentEvent] = []
+        for try await event in Connection(loader: mock).events(
+            for: HTTPRequest(host: "h", path: "/e"), reconnectionDelay: .zero)
+        {
+            received.append(event)
+        }
+        #expect(received == [ServerSentEvent(type: "hello", data: "world", lastEventID: "9")])
+        #expect(mock.receivedRequests.last?.headers["Last-Event-ID"] == "9")
+    }
+}

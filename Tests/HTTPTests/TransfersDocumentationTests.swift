@@ -23,6 +23,13 @@ private func overviewSample(chain: HTTPLoader, recording: URL, movies: URL) asyn
     _ = saved
 }
 
+// "Server-Sent Events". Runs against a MockLoader in `serverSentEventsSampleRuns`.
+func printNotifications(from chain: HTTPLoader) async throws {
+    for try await event in chain.events(for: HTTPRequest(path: "/notifications")) {
+        print(event.type, event.lastEventID, event.data)
+    }
+}
+
 // "Streaming a response". Compiled, never run.
 private func streamingSample(chain: HTTPLoader) async throws {
     switch await chain.stream(HTTPRequest(path: "/logs/today")) {
@@ -65,6 +72,19 @@ private func progressStreamSample(chain: HTTPLoader, destination: URL) async -> 
 }
 
 @Suite(.noHang) struct TransfersDocumentationTests {
+    @Test func serverSentEventsSampleRuns() async throws {
+        let mock = MockLoader()
+            .then(
+                status: .ok, headers: ["Content-Type": "text/event-stream"],
+                body: Data("retry: 0\nid: 1\ndata: hi\n\n".utf8)
+            )  // retry 0: no wait before the reconnection
+            .then(status: .noContent)
+        let chain = ApplyEnvironment(environment: ServerEnvironment(host: "api.example.com")) --> mock
+        try await printNotifications(from: chain)
+        #expect(mock.receivedRequests.map(\.path) == ["/notifications", "/notifications"])
+        #expect(mock.receivedRequests.last?.headers["Last-Event-ID"] == "1")
+    }
+
     @Test func streamBodiesAreReplayableOnlyWhenTheyCanMakeAFreshSequence() async throws {
         let events = AsyncStream<Data> { continuation in
             continuation.yield(Data("{}\n".utf8))
