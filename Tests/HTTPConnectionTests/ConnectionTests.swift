@@ -241,3 +241,83 @@ struct ConnectionEndToEndTests {
         #expect(mock.receivedRequests.last?.headers["Last-Event-ID"] == "9")
     }
 }
+
+/// Paginated listings through `Connection`: `Link: rel="next"` by default, a rule of one's own otherwise.
+@Suite(.noHang) struct ConnectionPagesTests {
+    struct ItemsPage: Decodable, Sendable, Equatable {
+        var items: [Int]
+        var nextCursor: String?
+    }
+
+    static func itemsRequest(cursor: String? = nil) -> Request<ItemsPage> {
+        Request(
+            underlyingRequest: HTTPRequest(
+                path: "/items", query: cursor.map { [URLQueryItem(name: "cursor", value: $0)] } ?? []))
+    }
+
+    static func page(_ items: [Int], cursor: String? = nil) -> Data {
+        Data(#"{"items":\#(items),"nextCursor":\#(cursor.map { "\"\($0)\"" } ?? "null")}"#.utf8)
+    }
+
+    @Test func linkNextIsFollowedThroughTheWholeChainUntilThereIsNone() async throws {
+        let mock = MockLoader()
+            .then(status: .ok, headers: ["Link": #"</v1/items?page=2>; rel="next""#], body: Self.page([1, 2]))
+            .then(status: .serviceUnavailable)  // retried by Retry: each page is a load through the chain
+            .then(
+                status: .ok, headers: ["Link": #"<https://api.example.com/v1/items?page=3>; rel="next""#],
+                body: Self.page([3])
+            )
+            .then(status: .ok, headers: ["Link": #"</v1/items?page=1>; rel="first""#], body: Self.page([4]))
+        // No delay between attempts: nothing waits on a clock.
+        let connection = Connection(
+            loader: ApplyEnvironment(environment: .test)
+                --> Retry(strategy: Backoff.immediately(maximumNumberOfAttempts: 2)) --> mock)
+        var items: [Int] = []
+        for try await page in connection.pages(for: Self.itemsRequest()) { items += page.items }
+        #expect(items == [1, 2, 3, 4])
+        #expect(
+            mock.receivedRequests.map { $0.url?.absoluteString ?? "" } == [
+                "https://api.example.com/v1/items", "https://api.example.com/v1/items?page=2",
+                "https://api.example.com/v1/items?page=2", "https://api.example.com/v1/items?page=3",
+            ])
+    }
+
+    @Test func aCursorRuleMakesTheNextRequestFromTheLastResponse() async throws {
+        let mock = MockLoader()
+            .then(status: .ok, body: Self.page([1], cursor: "c2"))
+            .then(status: .ok, body: Self.page([2], cursor: "c3"))
+            .then(status: .ok, body: Self.page([3]))
+        let connection = Connection(loader: ApplyEnvironment(environment: .test) --> mock)
+        let pages = connection.pages(for: Self.itemsRequest()) { last in
+            last.value.nextCursor.map { Self.itemsRequest(cursor: $0).underlyingRequest }
+        }
+        var collected: [ItemsPage] = []
+        for try await page in pages { collected.append(page) }
+        #expect(collected.flatMap(\.items) == [1, 2, 3])
+        #expect(mock.receivedRequests.map { $0.query.first?.value } == [nil, "c2", "c3"])
+    }
+
+    @Test func aRuleThatLeadsBackToALoadedPageEndsTheListingWithAnError() async throws {
+        let mock = MockLoader()
+            .then(status: .ok, headers: ["Link": "</v1/items?page=2>; rel=next"], body: Self.page([1]))
+            .then(status: .ok, headers: ["Link": "</v1/items>; rel=next"], body: Self.page([2]))
+        let connection = Connection(loader: ApplyEnvironment(environment: .test) --> mock)
+        var iterator = connection.pages(for: Self.itemsRequest()).makeAsyncIterator()
+        #expect(try await iterator.next()?.items == [1])
+        let error = await #expect(throws: HTTPError.self) { _ = try await iterator.next() }
+        #expect(error?.code == .invalidResponse)
+        #expect(error?.message.contains("go round forever") == true)
+        #expect(mock.receivedRequests.count == 2)
+    }
+
+    @Test func aPageThatFailsThrowsAsRequestDoes() async throws {
+        let mock = MockLoader()
+            .then(status: .ok, headers: ["Link": "</v1/items?page=2>; rel=next"], body: Self.page([1]))
+            .then(status: .notFound)
+        let connection = Connection(loader: ApplyEnvironment(environment: .test) --> mock)
+        var iterator = connection.pages(for: Self.itemsRequest()).makeAsyncIterator()
+        _ = try await iterator.next()
+        let error = await #expect(throws: ResponseError.self) { _ = try await iterator.next() }
+        #expect(error?.kind == .unacceptableStatus)
+    }
+}

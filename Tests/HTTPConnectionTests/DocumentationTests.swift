@@ -45,6 +45,22 @@ func loadPerson(using connection: Connection) async throws -> (Person, etag: Str
     return (person.value, person.headers["ETag"])
 }
 
+// RequestsAndConnections.md, "Walk through pages".
+struct PeoplePage: Decodable, Sendable {
+    var people: [Person]
+    var nextCursor: String?
+}
+
+func allNames(using connection: Connection) async throws -> [String] {
+    let first = Request<PeoplePage>(underlyingRequest: HTTPRequest(path: "/people"))
+    let pages = connection.pages(for: first) { last in
+        last.value.nextCursor.map { HTTPRequest(path: "/people", query: [URLQueryItem(name: "after", value: $0)]) }
+    }
+    var names: [String] = []
+    for try await page in pages { names += page.people.map(\.name) }
+    return names
+}
+
 // RequestsAndConnections.md, "One chain per environment".
 enum AppEnvironment {
     case development
@@ -115,6 +131,14 @@ extension APIProblem: Equatable {}
             status: .ok, headers: ["ETag": "\"v1\""], body: Data(#"{"id":42,"name":"Zoë"}"#.utf8))
         let (person, etag) = try await loadPerson(using: Connection(loader: mock))
         #expect(person.name == "Zoë" && etag == "\"v1\"")
+    }
+
+    @Test func pagesSampleFollowsTheCursor() async throws {
+        let mock = MockLoader()
+            .then(status: .ok, body: Data(#"{"people":[{"id":1,"name":"Ann"}],"nextCursor":"c2"}"#.utf8))
+            .then(status: .ok, body: Data(#"{"people":[{"id":2,"name":"Bo"}]}"#.utf8))
+        #expect(try await allNames(using: Connection(loader: mock)) == ["Ann", "Bo"])
+        #expect(mock.receivedRequests.map { $0.query.first?.value } == [nil, "c2"])
     }
 
     @Test func environmentsAreChains() async throws {
