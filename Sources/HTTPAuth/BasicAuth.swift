@@ -23,9 +23,9 @@ public protocol BasicAuthDelegate: AnyObject, Sendable {
 /// - A request whose `HTTPRequest.authenticationMethod` is `nil` (the default) needs no
 ///   authentication and passes through untouched; so does one marked for another method.
 /// - A request carrying its own `HTTPRequest.basicCredentials` is sent with those — over `https`, to
-///   loopback, or to one of ``origins``; never over plain `http` elsewhere (RFC 7617 §4), where it fails with
+///   loopback, or to one of ``CredentialLoader/origins``; never over plain `http` elsewhere (RFC 7617 §4), where it fails with
 ///   `HTTPError.Code.cannotAuthenticate` instead.
-/// - Otherwise the loader's credentials are used, and only for the ``origins`` they belong to — scheme, host
+/// - Otherwise the loader's credentials are used, and only for the ``CredentialLoader/origins`` they belong to — scheme, host
 ///   and port: a host name alone (`"api.example.com"`) means `https` on port 443. A request for another origin
 ///   fails with `HTTPError.Code.cannotAuthenticate` rather than carry them there. To send them over plain
 ///   `http`, list the `http` origin itself (`"http://127.0.0.1:8080"`).

@@ -45,7 +45,7 @@ public import HTTP
 /// every request the loader sent has completed, ``CredentialScheme/forgetCredential(_:_:)`` runs — its requests are part
 /// of the reset — and the loader forgets the credential.
 ///
-/// Subclass it to give a scheme an API of its own, as ``BasicAuth`` does; override ``HTTPLoader/load(_:)`` to handle
+/// Subclass it to give a scheme an API of its own, as ``BasicAuth`` does; override `HTTPLoader.load(_:)` to handle
 /// some requests yourself, and call `super.load(_:)` for the rest.
 // Safety: configuration is immutable; the machine, the waiters and the flow tasks live in `state`, behind a lock.
 open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Sendable {
