@@ -52,6 +52,11 @@
 #     GET /file/SIZE[?drop=KEY&version=V&slow=MS]  SIZE bytes of the same pattern, with a strong ETag, ranges
 #                       and If-Range; the first response for each drop KEY is cut off half-way, for the
 #                       tests of resumed downloads (see the script's header)
+#   an event-stream server (scripts/event-stream-server.py: sse-starlette's encoding under uvicorn) as
+#   EVENT_STREAM_URL:
+#     python scripts/event-stream-server.py --port PORT
+#     GET /numbers?count=N[&close_after=K&retry=MS&sep=crlf|lf|cr&comment=1]  events 1..N resumed after
+#                       Last-Event-ID, the connection ended after K of them, 204 once all are sent
 #   four HTTPS servers (Python's http.server and ssl, from the venv's Python: scripts/tls-servers.py):
 #     python scripts/tls-servers.py serve --port PORT --cert NAME.pem --key NAME.key --name NAME
 #     GET /health 200 "ok" (text/plain), GET / 200 {"server": NAME} (application/json), else 404.
@@ -105,14 +110,16 @@ PORT_TRIES=3
 
 # The servers, by index: 0 = httpbin, 1 = the OpenID Connect provider, 2 = nginx, 3-6 = the HTTPS servers
 # (each named tls-<its certificate's file name>).
-SERVER_NAME=(httpbin oidc-provider-mock nginx tls-self-signed tls-expired tls-wrong-name tls-trusted downloads)
-SERVER_PROBE=(/get /.well-known/openid-configuration /health /health /health /health /health /health)
+SERVER_NAME=(httpbin oidc-provider-mock nginx tls-self-signed tls-expired tls-wrong-name tls-trusted downloads
+  event-stream)
+SERVER_PROBE=(/get /.well-known/openid-configuration /health /health /health /health /health /health /health)
 # gunicorn's quick shutdown (its workers notice a TERM only after up to 1 s); nginx's fast shutdown; Python's
 # default for TERM, which ends the TLS servers at once
-SERVER_STOP_SIGNAL=(QUIT TERM TERM TERM TERM TERM TERM TERM)
+SERVER_STOP_SIGNAL=(QUIT TERM TERM TERM TERM TERM TERM TERM TERM)
 FIRST_TLS_SERVER=3
 TLS_TRUSTED_SERVER=6
 DOWNLOADS_SERVER=7
+EVENT_STREAM_SERVER=8
 SERVER_PID=()
 SERVER_PORT=()
 SERVER_LOG=()
@@ -133,7 +140,7 @@ usage: scripts/servers.sh install
        scripts/servers.sh start
 Starts httpbin, oidc-provider-mock, nginx and four HTTPS servers with test certificates on 127.0.0.1
 (free ports) and hands their URLs over as HTTPBIN_URL, OIDC_ISSUER_URL, NGINX_URL, TLS_SELF_SIGNED_URL,
-TLS_EXPIRED_URL, TLS_WRONG_NAME_URL and TLS_TRUSTED_URL, with the test CA's certificate as TLS_CA_FILE.
+TLS_EXPIRED_URL, TLS_WRONG_NAME_URL, TLS_TRUSTED_URL, DOWNLOADS_URL and EVENT_STREAM_URL, with the test CA's certificate as TLS_CA_FILE.
 Environment: OIDC_TOKEN_LIFETIME, SERVERS_PYTHON, SERVERS_NGINX, SERVERS_READY_TIMEOUT.
 Logs: .build/servers-logs/.
 EOF
@@ -181,7 +188,7 @@ install_venv() {
   PIP_DISABLE_PIP_VERSION_CHECK=1 "${pip[@]}" install --quiet --no-input --requirement "$REQUIREMENTS" ||
     die "pip could not install scripts/requirements-servers.txt (see above)"
   out=$("${pip[@]}" check 2>&1) || die "the installed servers have broken dependencies:"$'\n'"$out"
-  out=$("$VENV/bin/python" -c 'import httpbin, gunicorn, oidc_provider_mock' 2>&1) ||
+  out=$("$VENV/bin/python" -c 'import httpbin, gunicorn, oidc_provider_mock, sse_starlette, starlette, uvicorn' 2>&1) ||
     die "the servers do not import after installing:"$'\n'"$out"
   printf '%s\n' "$key" >"$STAMP"
   [ -z "$locked" ] || flock -s 9
@@ -356,6 +363,7 @@ server_argv() {
        [ -z "${OIDC_TOKEN_LIFETIME:-}" ] || SERVER_ARGV+=(--token-max-age "$OIDC_TOKEN_LIFETIME") ;;
     2) SERVER_ARGV=("$NGINX" -p "$NGINX_DIR/" -c nginx.conf -e stderr -g 'daemon off;') ;;
     7) SERVER_ARGV=("$VENV/bin/python" "$SCRIPT_DIR/download-server.py" --port "$2") ;;
+    8) SERVER_ARGV=("$VENV/bin/python" "$SCRIPT_DIR/event-stream-server.py" --port "$2") ;;
     *) local name=${SERVER_NAME[$1]#tls-}
        SERVER_ARGV=("$VENV/bin/python" "$SCRIPT_DIR/tls-servers.py" serve --port "$2"
                     --cert "$TLS_DIR/$name.pem" --key "$TLS_DIR/$name.key" --name "$name") ;;
@@ -369,6 +377,7 @@ bound_marker() {
     1) printf 'Uvicorn running on http://127.0.0.1:%s ' "${SERVER_PORT[$1]}" ;;
     2) printf 'start worker processes' ;;  # (logged once it has bound the port its config names)
     7) printf 'download-server listening on 127.0.0.1:%s' "${SERVER_PORT[$1]}" ;;
+    8) printf 'Uvicorn running on http://127.0.0.1:%s ' "${SERVER_PORT[$1]}" ;;
     *) printf 'Serving HTTPS on 127.0.0.1:%s (' "${SERVER_PORT[$1]}" ;;
   esac
 }
@@ -541,7 +550,7 @@ start_servers() {
     done
   done
   export HTTPBIN_URL OIDC_ISSUER_URL NGINX_URL TLS_SELF_SIGNED_URL TLS_EXPIRED_URL TLS_WRONG_NAME_URL \
-    TLS_TRUSTED_URL TLS_CA_FILE DOWNLOADS_URL
+    TLS_TRUSTED_URL TLS_CA_FILE DOWNLOADS_URL EVENT_STREAM_URL
   HTTPBIN_URL=$(server_url 0)
   OIDC_ISSUER_URL=$(server_url 1)
   NGINX_URL=$(server_url 2)
@@ -551,6 +560,7 @@ start_servers() {
   TLS_TRUSTED_URL=$(server_url 6)
   TLS_CA_FILE=$TLS_DIR/ca.pem
   DOWNLOADS_URL=$(server_url "$DOWNLOADS_SERVER")
+  EVENT_STREAM_URL=$(server_url "$EVENT_STREAM_SERVER")
 }
 
 # --- running and stopping -------------------------------------------------------------------
@@ -664,7 +674,7 @@ main() {
         printf 'export TLS_SELF_SIGNED_URL=%s\nexport TLS_EXPIRED_URL=%s\nexport TLS_WRONG_NAME_URL=%s\n' \
           "$TLS_SELF_SIGNED_URL" "$TLS_EXPIRED_URL" "$TLS_WRONG_NAME_URL"
         printf 'export TLS_TRUSTED_URL=%s\nexport TLS_CA_FILE=%q\n' "$TLS_TRUSTED_URL" "$TLS_CA_FILE"
-        printf 'export DOWNLOADS_URL=%s\n' "$DOWNLOADS_URL"
+        printf 'export DOWNLOADS_URL=%s\nexport EVENT_STREAM_URL=%s\n' "$DOWNLOADS_URL" "$EVENT_STREAM_URL"
         note "press Ctrl-C to stop"
         while :; do
           for i in "${!SERVER_NAME[@]}"; do server_is_alive "$i" || server_failed "$i" "stopped unexpectedly"; done

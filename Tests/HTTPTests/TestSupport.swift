@@ -53,6 +53,10 @@ enum TestServers {
     /// half-way on request.
     static let downloads: URL? = environment["DOWNLOADS_URL"].flatMap(URL.init(string:))
 
+    /// The event-stream server (scripts/event-stream-server.py, sse-starlette under uvicorn): `/numbers?count=N` with
+    /// ids, `retry`, connections ended after `close_after` events, and 204 once all are sent.
+    static let eventStream: URL? = environment["EVENT_STREAM_URL"].flatMap(URL.init(string:))
+
     /// Set by the test command: a missing server is then a failure, not a skip.
     static let areRequired = environment["HTTP_REQUIRE_SERVERS"] == "1"
 

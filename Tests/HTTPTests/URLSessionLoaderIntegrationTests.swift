@@ -12,6 +12,7 @@ import FoundationNetworking
         if TestServers.areRequired {
             #expect(TestServers.httpbin != nil, "HTTP_REQUIRE_SERVERS=1 but HTTPBIN_URL is not set")
             #expect(TestServers.nginx != nil, "HTTP_REQUIRE_SERVERS=1 but NGINX_URL is not set")
+            #expect(TestServers.eventStream != nil, "HTTP_REQUIRE_SERVERS=1 but EVENT_STREAM_URL is not set")
         }
     }
 }
