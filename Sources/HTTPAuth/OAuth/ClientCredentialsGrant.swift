@@ -89,18 +89,8 @@ public struct ClientCredentialsGrant: CredentialScheme, Sendable {
         var fields = [URLQueryItem(name: "grant_type", value: "client_credentials")]
         if !scopes.isEmpty { fields.append(URLQueryItem(name: "scope", value: scopes.joined(separator: " "))) }
         fields += resources.map { URLQueryItem(name: "resource", value: $0.absoluteString) }
-        let response: HTTPResponse
-        switch await context.send(clientRequest(fields, to: tokenEndpoint)) {
-        case .failure(let error):
-            throw OAuthError.endpointUnreachable(
-                "POST \(tokenEndpoint.absoluteString) (token endpoint): \(error.code): \(error.message)")
-        case .success(let answer): response = answer
-        }
-        guard response.status.isSuccess else {
-            let problem = try? JSONDecoder().decode(TokenErrorResponse.self, from: response.body)
-            throw OAuthError.tokenRequestFailed(
-                status: response.status.rawValue, error: problem?.error, description: problem?.errorDescription)
-        }
+        let response = try TokenEndpoint.successfulResponse(
+            await context.send(clientRequest(fields, to: tokenEndpoint)), from: tokenEndpoint)
         let serverDate = response.headers["Date"].flatMap { RetryAfter.httpDate($0, now: context.now) }
         var credentials = try OAuthCredentials(
             tokenResponse: response.body, receivedAt: context.now, serverDate: serverDate)
@@ -131,30 +121,9 @@ public struct ClientCredentialsGrant: CredentialScheme, Sendable {
 
     /// A form posted to `endpoint`, the client authenticated as ``authentication`` says.
     private func clientRequest(_ fields: [URLQueryItem], to endpoint: URL) -> HTTPRequest {
-        var fields = fields
-        var headers: HTTPHeaders = ["Accept": "application/json"]
-        switch authentication {
-        case .basic:
-            let credentials = BasicCredentials(
-                username: OAuthStateMachine.formEncoded(clientID), password: OAuthStateMachine.formEncoded(clientSecret)
-            )
-            headers["Authorization"] = credentials.authorizationHeaderValue
-        case .post:
-            fields.append(URLQueryItem(name: "client_id", value: clientID))
-            fields.append(URLQueryItem(name: "client_secret", value: clientSecret))
-        }
-        return HTTPRequest(method: .post, url: endpoint, headers: headers, body: FormBody(fields))
-    }
-
-    /// An error response from the token endpoint (RFC 6749 §5.2).
-    private struct TokenErrorResponse: Decodable {
-        var error: String
-        var errorDescription: String?
-
-        enum CodingKeys: String, CodingKey {
-            case error
-            case errorDescription = "error_description"
-        }
+        TokenEndpoint.request(
+            fields, to: endpoint, clientID: clientID, clientSecret: clientSecret,
+            sendsSecretInForm: authentication == .post)
     }
 }
 

@@ -155,18 +155,7 @@ extension OAuthStateMachine {
         fromTokenResponse result: HTTPResult, replacing current: OAuthCredentials?, nonce: String?, at now: Date
     ) throws(OAuthError) -> OAuthCredentials {
         let endpoints = try knownEndpoints()
-        let response: HTTPResponse
-        switch result {
-        case .failure(let error):
-            throw .endpointUnreachable(
-                "POST \(endpoints.token.absoluteString) (token endpoint): \(error.code): \(error.message)")
-        case .success(let answer): response = answer
-        }
-        guard response.status.isSuccess else {
-            let problem = try? JSONDecoder().decode(TokenErrorResponse.self, from: response.body)
-            throw .tokenRequestFailed(
-                status: response.status.rawValue, error: problem?.error, description: problem?.errorDescription)
-        }
+        let response = try TokenEndpoint.successfulResponse(result, from: endpoints.token)
         let serverDate = response.headers["Date"].flatMap { RetryAfter.httpDate($0, now: now) }
         let credentials = try OAuthCredentials(
             tokenResponse: response.body, receivedAt: now, serverDate: serverDate, previous: current)
@@ -208,55 +197,11 @@ extension OAuthStateMachine {
         return endpoints
     }
 
-    /// An error response from the token endpoint (RFC 6749 §5.2).
-    private struct TokenErrorResponse: Decodable {
-        var error: String
-        var errorDescription: String?
-
-        enum CodingKeys: String, CodingKey {
-            case error
-            case errorDescription = "error_description"
-        }
-    }
-
     /// A form posted to one of the server's endpoints, authenticating the client (RFC 6749 §2.3.1): HTTP Basic
     /// with the secret for a confidential client, `client_id` in the form for a public one.
     private func tokenRequest(_ fields: [URLQueryItem], to endpoint: URL) -> HTTPRequest {
-        var fields = fields
-        var headers: HTTPHeaders = ["Accept": "application/json"]
-        if let secret = configuration.clientSecret {
-            let credentials = BasicCredentials(
-                username: Self.formEncoded(configuration.clientID),
-                password: Self.formEncoded(secret)
-            )
-            headers["Authorization"] = credentials.authorizationHeaderValue
-        } else {
-            fields.append(URLQueryItem(name: "client_id", value: configuration.clientID))
-        }
-        var request = HTTPRequest(method: .post, url: endpoint, headers: headers, body: FormBody(fields))
-        request.markAsAuthorizationServerTraffic()
-        return request
-    }
-
-    /// `application/x-www-form-urlencoded` encoding of a client credential, as RFC 6749 §2.3.1 requires before
-    /// Basic encoding (its Appendix B): ASCII letters, digits and `-._*` stay, a space becomes `+`, every other byte of
-    /// the UTF-8 form is percent-encoded (`é` is `%C3%A9`).
-    static func formEncoded(_ text: String) -> String {
-        var encoded = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "*"):
-                encoded.unicodeScalars.append(Unicode.Scalar(byte))
-            case UInt8(ascii: " "):
-                encoded += "+"
-            default:
-                encoded +=
-                    "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
-            }
-        }
-        return encoded
+        TokenEndpoint.request(
+            fields, to: endpoint, clientID: configuration.clientID, clientSecret: configuration.clientSecret)
     }
 
     // MARK: - Logout

@@ -1,0 +1,78 @@
+import Foundation
+import HTTP
+
+/// What every grant does the same way at an authorization server's endpoints: the client-authenticated form request
+/// (RFC 6749 §2.3.1) and the reading of a token endpoint's answer (§5.1, §5.2). ``OAuth``'s login, refresh and
+/// revocation requests and ``ClientCredentialsGrant``'s token request are made here.
+enum TokenEndpoint {
+    /// A form posted to `endpoint`, marked as an authentication loader's own request. With a secret, the client
+    /// authenticates with HTTP Basic (`client_secret_basic`), or with `client_id` and `client_secret` in the form
+    /// when `sendsSecretInForm` (`client_secret_post`); without one (a public client), `client_id` is in the form.
+    static func request(
+        _ fields: [URLQueryItem], to endpoint: URL, clientID: String, clientSecret: String?,
+        sendsSecretInForm: Bool = false
+    ) -> HTTPRequest {
+        var fields = fields
+        var headers: HTTPHeaders = ["Accept": "application/json"]
+        if let clientSecret, !sendsSecretInForm {
+            let credentials = BasicCredentials(username: formEncoded(clientID), password: formEncoded(clientSecret))
+            headers["Authorization"] = credentials.authorizationHeaderValue
+        } else {
+            fields.append(URLQueryItem(name: "client_id", value: clientID))
+            if let clientSecret { fields.append(URLQueryItem(name: "client_secret", value: clientSecret)) }
+        }
+        var request = HTTPRequest(method: .post, url: endpoint, headers: headers, body: FormBody(fields))
+        request.markAsAuthorizationServerTraffic()
+        return request
+    }
+
+    /// The token endpoint's successful answer in `result`; otherwise ``OAuthError/Code/endpointUnreachable`` (no
+    /// answer) or ``OAuthError/Code/tokenRequestFailed`` with the server's `error` and `error_description`.
+    static func successfulResponse(_ result: HTTPResult, from endpoint: URL) throws(OAuthError) -> HTTPResponse {
+        let response: HTTPResponse
+        switch result {
+        case .failure(let error):
+            throw .endpointUnreachable(
+                "POST \(endpoint.absoluteString) (token endpoint): \(error.code): \(error.message)")
+        case .success(let answer): response = answer
+        }
+        guard response.status.isSuccess else {
+            let problem = try? JSONDecoder().decode(ErrorResponse.self, from: response.body)
+            throw .tokenRequestFailed(
+                status: response.status.rawValue, error: problem?.error, description: problem?.errorDescription)
+        }
+        return response
+    }
+
+    /// An error response from the token endpoint (RFC 6749 §5.2).
+    private struct ErrorResponse: Decodable {
+        var error: String
+        var errorDescription: String?
+
+        enum CodingKeys: String, CodingKey {
+            case error
+            case errorDescription = "error_description"
+        }
+    }
+
+    /// `application/x-www-form-urlencoded` encoding of a client credential, as RFC 6749 §2.3.1 requires before
+    /// Basic encoding (its Appendix B): ASCII letters, digits and `-._*` stay, a space becomes `+`, every other byte of
+    /// the UTF-8 form is percent-encoded (`é` is `%C3%A9`).
+    static func formEncoded(_ text: String) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "*"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            case UInt8(ascii: " "):
+                encoded += "+"
+            default:
+                encoded +=
+                    "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
+            }
+        }
+        return encoded
+    }
+}
