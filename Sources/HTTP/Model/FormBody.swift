@@ -36,7 +36,7 @@ public struct FormBody: HTTPBody {
 
     /// Escapes per the WHATWG `application/x-www-form-urlencoded` serializer: alphanumerics and `*-._` stay,
     /// a space becomes `+`, every other byte of the UTF-8 encoding becomes `%XX`.
-    static func escape(_ string: String) -> String {
+    package static func escape(_ string: String) -> String {
         var result = ""
         result.reserveCapacity(string.utf8.count)
         for byte in string.utf8 {

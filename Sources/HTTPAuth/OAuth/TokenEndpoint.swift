@@ -15,7 +15,9 @@ enum TokenEndpoint {
         var fields = fields
         var headers: HTTPHeaders = ["Accept": "application/json"]
         if let clientSecret, !sendsSecretInForm {
-            let credentials = BasicCredentials(username: formEncoded(clientID), password: formEncoded(clientSecret))
+            // RFC 6749 §2.3.1: the ID and secret are form-encoded (Appendix B), then Basic-encoded.
+            let credentials = BasicCredentials(
+                username: FormBody.escape(clientID), password: FormBody.escape(clientSecret))
             headers["Authorization"] = credentials.authorizationHeaderValue
         } else {
             fields.append(URLQueryItem(name: "client_id", value: clientID))
@@ -53,26 +55,5 @@ enum TokenEndpoint {
             case error
             case errorDescription = "error_description"
         }
-    }
-
-    /// `application/x-www-form-urlencoded` encoding of a client credential, as RFC 6749 §2.3.1 requires before
-    /// Basic encoding (its Appendix B): ASCII letters, digits and `-._*` stay, a space becomes `+`, every other byte of
-    /// the UTF-8 form is percent-encoded (`é` is `%C3%A9`).
-    static func formEncoded(_ text: String) -> String {
-        var encoded = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "*"):
-                encoded.unicodeScalars.append(Unicode.Scalar(byte))
-            case UInt8(ascii: " "):
-                encoded += "+"
-            default:
-                encoded +=
-                    "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
-            }
-        }
-        return encoded
     }
 }
