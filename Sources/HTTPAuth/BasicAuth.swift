@@ -106,9 +106,7 @@ public final class BasicAuth: CredentialLoader<BasicAuthScheme>, @unchecked Send
             return .failure(
                 HTTPError(.invalidRequest, request: request, message: "the request's Basic credentials: \(reason)"))
         }
-        if let origin = request.origin, !origin.isSecure, !origin.isLoopback,
-            !origins.contains(where: { $0.isOrigin(of: request) })
-        {
+        if let origin = request.origin, !origin.isSecure, !origin.isLoopback, !scope.contains(request) {
             return .failure(
                 HTTPError(
                     .cannotAuthenticate,

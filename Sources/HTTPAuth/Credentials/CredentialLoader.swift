@@ -84,7 +84,8 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
     public let origins: Set<Origin>
     /// At most this many refusals of credentials the loader obtained, within its window; `nil` for no limit.
     public let refusalLimit: RefreshLimit?
-    private let scope: CredentialOrigins
+    /// ``origins``, for matching requests (``BasicAuth`` checks a request's own credentials against it too).
+    let scope: CredentialOrigins
     private let now: @Sendable () -> Date
     private let state: Locked<State>
     /// The flows under way, counted until they end, also those a reset interrupted.
@@ -177,13 +178,15 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
         // also when this loader heads the chain.
         participation.inFlight.begin()
         defer { participation.inFlight.end() }
-        let first: Machine.Answer
+        let grant: Machine.Grant
         if let usable = usableGrant() {
-            first = usable
+            grant = usable
         } else {
-            first = await grant(refusing: nil, response: nil)
+            switch await self.grant(refusing: nil, response: nil) {
+            case .send(let granted): grant = granted
+            case .refuse(let refusal): return failure(of: request, refusal, after: nil)
+            }
         }
-        guard case .send(let grant) = first else { return failure(of: request, first, after: nil) }
         let result = await send(request, with: grant.credential)
         guard case .success(let response) = result, scheme.isRefusal(response, of: request) else { return result }
         guard request.body.isReplayable else {
@@ -195,10 +198,13 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
                         + "another credential",
                     response: response))
         }
-        let second = await self.grant(refusing: grant.version, response: response)
-        guard case .send(let replacement) = second else { return failure(of: request, second, after: response) }
-        response.discardBody()
-        return await send(request, with: replacement.credential)
+        switch await self.grant(refusing: grant.version, response: response) {
+        case .send(let replacement):
+            response.discardBody()
+            return await send(request, with: replacement.credential)
+        case .refuse(let refusal):
+            return failure(of: request, refusal, after: response)
+        }
     }
 
     /// Sends `request` authenticated with `credential`.
@@ -217,21 +223,21 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
         return await loadNext(authenticated)
     }
 
-    private func failure(of request: HTTPRequest, _ answer: Machine.Answer, after response: HTTPResponse?) -> HTTPResult
+    private func failure(
+        of request: HTTPRequest, _ refusal: Machine.Refusal, after response: HTTPResponse?
+    )
+        -> HTTPResult
     {
-        guard case .refuse(let refusal) = answer else {
-            preconditionFailure("CredentialLoader: a granted answer taken for a refusal")
-        }
-        return .failure(
+        .failure(
             HTTPError(
                 refusal.code, request: request, message: refusal.message, response: response,
                 underlyingError: refusal.underlyingError))
     }
 
     /// The credential when it can be used at once: the fast path.
-    private func usableGrant() -> Machine.Answer? {
+    private func usableGrant() -> Machine.Grant? {
         let now = now()
-        return state.withLock { $0.machine.grant(usableAt: now) }.map { .send($0) }
+        return state.withLock { $0.machine.grant(usableAt: now) }
     }
 
     /// A credential to send, waiting for a flow when there is none usable. `refused` is the version a server just
