@@ -1,0 +1,156 @@
+import Foundation
+import HTTP
+import HTTPTypes
+import OpenAPIRuntime
+
+extension HTTP.HTTPRequest {
+    /// The chain's request for an OpenAPI operation's request: its method, header fields and body, at `baseURL`
+    /// followed by the request's path and query.
+    ///
+    /// Nothing is validated here: a request whose URL cannot be sent fails in the chain's terminal with
+    /// ``HTTPError/Code/invalidRequest``, like any other.
+    init(
+        _ request: HTTPTypes.HTTPRequest, body: OpenAPIRuntime.HTTPBody?, baseURL: URL, operationID: String
+    ) {
+        var headers = HTTPHeaders()
+        for field in request.headerFields {
+            headers.add(field.value, for: field.name.rawName)
+        }
+        let loaderBody: any HTTP.HTTPBody = body.map(StreamBody.init(openAPIBody:)) ?? EmptyBody()
+        self.init(
+            method: HTTPMethod(rawValue: request.method.rawValue), url: baseURL, headers: headers, body: loaderBody)
+        // The operation's path follows the server URL's path, and its query replaces the server URL's, as
+        // swift-openapi-urlsession composes them; a server URL ending in `/` does not double the slash.
+        let target = request.path ?? ""
+        let queryStart = target.firstIndex(of: "?")
+        let path = String(target[..<(queryStart ?? target.endIndex)])
+        var basePath = percentEncodedPath
+        if basePath.hasSuffix("/"), path.hasPrefix("/") { basePath.removeLast() }
+        percentEncodedPath = basePath + path
+        percentEncodedQuery = queryStart.map { String(target[target.index(after: $0)...]) }
+        fragment = nil
+        openAPIOperationID = operationID
+    }
+}
+
+extension StreamBody {
+    /// A body that streams an OpenAPI body's chunks as the transport sends them: sent again as often as a loader
+    /// needs when the body can be iterated more than once, and once only otherwise.
+    init(openAPIBody body: OpenAPIRuntime.HTTPBody) {
+        let length: Int64? = if case .known(let count) = body.length { count } else { nil }
+        switch body.iterationBehavior {
+        case .multiple:
+            self.init(length: length) { OpenAPIBodyChunks(body: body) }
+        case .single:
+            self.init(length: length, OpenAPIBodyChunks(body: body))
+        }
+    }
+}
+
+/// An OpenAPI body's chunks as `Data`, iterated as the consumer asks for them.
+struct OpenAPIBodyChunks: AsyncSequence, Sendable {
+    typealias Element = Data
+
+    let body: OpenAPIRuntime.HTTPBody
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: OpenAPIRuntime.HTTPBody.Iterator
+
+        mutating func next() async throws -> Data? {
+            guard let chunk = try await base.next() else { return nil }
+            return Data(chunk)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: body.makeAsyncIterator())
+    }
+}
+
+/// A streamed response body's chunks as an OpenAPI body's byte chunks, taken from the stream as the consumer asks
+/// for them: the stream's backpressure reaches the transport.
+struct ResponseBodyChunks: AsyncSequence, Sendable {
+    typealias Element = OpenAPIRuntime.HTTPBody.ByteChunk
+
+    let stream: HTTPBodyStream
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: HTTPBodyStream.AsyncIterator
+
+        mutating func next() async throws -> OpenAPIRuntime.HTTPBody.ByteChunk? {
+            guard let chunk = try await base.next() else { return nil }
+            return ArraySlice(chunk)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: stream.makeAsyncIterator())
+    }
+}
+
+extension HTTPTypes.HTTPResponse {
+    /// The OpenAPI response for a streamed response of the chain: the head at once, the body as it arrives (none
+    /// for a `HEAD` or `CONNECT` request, whose stream is stopped).
+    static func converting(
+        _ streamed: StreamedResponse, method: HTTPTypes.HTTPRequest.Method
+    ) throws(HTTPError) -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        let head: HTTPTypes.HTTPResponse
+        do {
+            head = try HTTPTypes.HTTPResponse(streamed.head)
+        } catch {
+            streamed.body.cancel()
+            throw error
+        }
+        guard hasBody(method) else {
+            streamed.body.cancel()
+            return (head, nil)
+        }
+        let body = OpenAPIRuntime.HTTPBody(
+            ResponseBodyChunks(stream: streamed.body), length: bodyLength(of: streamed.head),
+            iterationBehavior: .single)
+        return (head, body)
+    }
+
+    /// The OpenAPI response for a buffered response of the chain.
+    static func converting(
+        _ response: HTTP.HTTPResponse, method: HTTPTypes.HTTPRequest.Method
+    ) throws(HTTPError) -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        (try HTTPTypes.HTTPResponse(response), hasBody(method) ? OpenAPIRuntime.HTTPBody(response.body) : nil)
+    }
+
+    /// The head of `response`: its status and the header fields whose names are valid (values are legalized, as
+    /// `HTTPField` does). A status outside 0...999, which `HTTPTypes` cannot represent, fails the response with
+    /// ``HTTPError/Code/invalidResponse`` rather than trap.
+    init(_ response: HTTP.HTTPResponse) throws(HTTPError) {
+        let code = response.status.rawValue
+        guard (0...999).contains(code) else {
+            throw HTTPError(
+                .invalidResponse, request: response.request,
+                message: "LoaderTransport cannot hand a response with status \(code) to OpenAPI code, which takes "
+                    + "0...999",
+                response: response)
+        }
+        var fields = HTTPFields()
+        for field in response.headers {
+            guard let name = HTTPField.Name(field.name) else { continue }
+            fields.append(HTTPField(name: name, value: field.value))
+        }
+        self.init(status: .init(code: code), headerFields: fields)
+    }
+
+    private static func hasBody(_ method: HTTPTypes.HTTPRequest.Method) -> Bool {
+        method != .head && method != .connect
+    }
+
+    /// The body's length when the head states it: `Content-Length`, unless a `Content-Encoding` the transport
+    /// decoded makes it the length of other bytes; none for the statuses that have no body.
+    private static func bodyLength(of head: HTTP.HTTPResponse) -> OpenAPIRuntime.HTTPBody.Length {
+        let status = head.status.rawValue
+        if status < 200 || status == 204 || status == 304 { return .known(0) }
+        if let encoding = head.headers["Content-Encoding"], encoding.lowercased() != "identity" { return .unknown }
+        guard let text = head.headers["Content-Length"], let length = Int64(text), length >= 0 else {
+            return .unknown
+        }
+        return .known(length)
+    }
+}
