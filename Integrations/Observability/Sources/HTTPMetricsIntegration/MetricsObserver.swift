@@ -1,0 +1,153 @@
+public import CoreMetrics
+public import HTTP
+import HTTPObservabilityConventions
+
+/// An ``HTTP/HTTPEventObserver`` that records swift-metrics counters, timers and meters for every load and every
+/// attempt, named after the OpenTelemetry HTTP client metrics and dimensioned by bounded values only.
+///
+/// ```swift
+/// let chain = Observe(MetricsObserver()) --> ApplyEnvironment(environment: .production) --> Cache(store: store)
+///     --> Retry() --> URLSessionLoader()
+/// ```
+///
+/// | metric | type | recorded on | dimensions |
+/// |---|---|---|---|
+/// | `http.client.loads` | counter | each load's finish | method, status class, status code, error type, origin |
+/// | `http.client.load.duration` | timer | each load's finish: every attempt and wait | the same |
+/// | `http.client.active_loads` | meter | +1 at a load's start, −1 at its finish | none |
+/// | `http.client.requests` | counter | each attempt's finish (each retry, each redirect hop) | as loads |
+/// | `http.client.request.duration` | timer | each attempt's finish: the transfer alone | as loads |
+/// | `http.client.active_requests` | meter | +1 as an attempt starts, −1 as it finishes | method, origin |
+/// | `http.client.retries` | counter | each retry ``HTTP/Retry`` schedules | method, the retried outcome, origin |
+/// | `http.client.redirects` | counter | each redirect ``HTTP/FollowRedirects`` follows | method, status code, origin |
+/// | `http.client.cache.requests` | counter | each load a ``HTTP/Cache`` answered or forwarded | method, result, reason |
+///
+/// Dimensions are named as the conventions name them — `http.request.method` (`_OTHER` for a method they do not
+/// know), `http.response.status_class` (`2xx` …), `http.response.status_code`, `error.type` (an
+/// ``HTTP/HTTPError/Code``, or the status of a `4xx` or `5xx`), and the origin as `url.scheme`, `server.address`
+/// and `server.port` — and absent when the event has no value for them. Never a path, a query or anything else
+/// without a bound. Add dimensions of your own (the service, the API) with `dimensions`.
+///
+/// The cache's result comes from the `Cache-Status` member ``HTTP/Cache`` adds (RFC 9211), so ``HTTP/Observe``
+/// must be above the cache: `http.cache.result` is `hit`, `revalidated` (a `304` freshened the stored response),
+/// `stale` (served stale after an error) or `miss`, and `http.cache.fwd` the reason a request went on (`uri-miss`,
+/// `vary-miss`, `stale`, `request`, `method`, `bypass`, `miss`).
+///
+/// Durations are the events' own: a load's from ``HTTP/Observe``, an attempt's from the terminal's
+/// ``HTTP/HTTPMetrics``. The observer holds no state; a backend that aggregates by label and dimensions (all do)
+/// keeps the series.
+public struct MetricsObserver: HTTPEventObserver {
+    /// The factory metrics are made with.
+    public let factory: any MetricsFactory
+    /// Dimensions added to every metric, for your own labels: the service, the API.
+    public let dimensions: [(String, String)]
+
+    private let activeLoads: Meter
+
+    /// Creates an observer that records to `factory`.
+    ///
+    /// - Parameters:
+    ///   - factory: The metrics backend; `MetricsSystem.factory` by default — the bootstrapped one, or the one a
+    ///     `withMetricsFactory` scope binds where the observer is created. Tests pass a `TestMetrics`.
+    ///   - dimensions: Dimensions added to every metric. Keep them bounded.
+    public init(factory: any MetricsFactory = MetricsSystem.factory, dimensions: [(String, String)] = []) {
+        self.factory = factory
+        self.dimensions = dimensions
+        self.activeLoads = Meter(label: "http.client.active_loads", dimensions: dimensions, factory: factory)
+    }
+
+    public func handle(_ event: HTTPEvent) {
+        switch event.kind {
+        case .loadStarted:
+            activeLoads.increment()
+        case .loadFinished:
+            activeLoads.decrement()
+            guard let result = event.result else { return }
+            let dimensions = outcome(of: event.request, result)
+            Counter(label: "http.client.loads", dimensions: dimensions, factory: factory).increment()
+            if let duration = event.duration {
+                timer("http.client.load.duration", dimensions).recordNanoseconds(duration.nanoseconds)
+            }
+            if case .success(let response) = result, let cache = CacheStatus(response) {
+                var cacheDimensions = method(of: event.request)
+                cacheDimensions.append(("http.cache.result", cache.result))
+                if let reason = cache.forwardReason { cacheDimensions.append(("http.cache.fwd", reason)) }
+                cacheDimensions += self.dimensions
+                Counter(label: "http.client.cache.requests", dimensions: cacheDimensions, factory: factory).increment()
+            }
+        case .attemptStarted:
+            Meter(label: "http.client.active_requests", dimensions: methodAndOrigin(of: event.request), factory: factory)
+                .increment()
+        case .attemptFinished:
+            Meter(label: "http.client.active_requests", dimensions: methodAndOrigin(of: event.request), factory: factory)
+                .decrement()
+            guard let result = event.result else { return }
+            let dimensions = outcome(of: event.request, result)
+            Counter(label: "http.client.requests", dimensions: dimensions, factory: factory).increment()
+            if let metrics = event.metrics {
+                timer("http.client.request.duration", dimensions).recordNanoseconds(metrics.duration.nanoseconds)
+            }
+        case .retryScheduled:
+            guard let result = event.result else { return }
+            Counter(label: "http.client.retries", dimensions: outcome(of: event.request, result), factory: factory)
+                .increment()
+        case .redirectFollowed:
+            guard let redirect = event.result?.response else { return }
+            var dimensions = method(of: redirect.request)
+            dimensions.append((Conventions.statusCode, String(redirect.status.rawValue)))
+            dimensions += origin(of: redirect.request) + self.dimensions
+            Counter(label: "http.client.redirects", dimensions: dimensions, factory: factory).increment()
+        default:
+            return
+        }
+    }
+
+    private func timer(_ label: String, _ dimensions: [(String, String)]) -> Timer {
+        Timer(label: label, dimensions: dimensions, factory: factory)
+    }
+
+    /// Method, status class and code, error type and origin, then the observer's own dimensions.
+    private func outcome(of request: HTTPRequest, _ result: HTTPResult) -> [(String, String)] {
+        var dimensions = method(of: request)
+        if let status = result.status ?? result.error?.response?.status {
+            dimensions.append((Conventions.statusClass, status.statusClass))
+            dimensions.append((Conventions.statusCode, String(status.rawValue)))
+        }
+        if let errorType = result.errorType { dimensions.append((Conventions.errorType, errorType)) }
+        return dimensions + origin(of: request) + self.dimensions
+    }
+
+    private func methodAndOrigin(of request: HTTPRequest) -> [(String, String)] {
+        method(of: request) + origin(of: request) + dimensions
+    }
+
+    private func method(of request: HTTPRequest) -> [(String, String)] {
+        [(Conventions.method, request.conventionalMethod)]
+    }
+
+    /// `url.scheme`, `server.address` and `server.port`; nothing for a request without a host.
+    private func origin(of request: HTTPRequest) -> [(String, String)] {
+        guard let host = request.host else { return [] }
+        var dimensions = [(Conventions.urlScheme, request.scheme), (Conventions.serverAddress, host)]
+        if let port = request.effectivePort { dimensions.append((Conventions.serverPort, String(port))) }
+        return dimensions
+    }
+}
+
+extension MetricsObserver: CustomStringConvertible {
+    /// `MetricsObserver(dimensions: service=api)`: the observer's own dimensions.
+    public var description: String {
+        "MetricsObserver(dimensions: \(dimensions.map { "\($0.0)=\($0.1)" }.joined(separator: ", ")))"
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds, clamped to `Int64`: what a swift-metrics `Timer` records.
+    fileprivate var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        let (total, overflowed) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return overflowed ? (seconds < 0 ? .min : .max) : total
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+public import HTTP
+
+/// Secrets planted in requests, which no log line, metric dimension or span attribute may show.
+public enum Secrets {
+    /// A bearer token, in an `Authorization` header field.
+    public static let bearerToken = "sk_live_bearer_51HcQ2"
+    /// A token in a `token=` query item.
+    public static let queryToken = "qt_9f8e7d6c5b4a"
+    /// A token in an `access_token=` query item.
+    public static let accessToken = "at_0a1b2c3d4e5f"
+    /// A password in the URL's user information.
+    public static let password = "hunter2-correct-horse"
+    /// A client secret in a form body.
+    public static let clientSecret = "cs_fedcba987654"
+
+    /// Every planted secret.
+    public static let all = [bearerToken, queryToken, accessToken, password, clientSecret]
+
+    /// A request carrying every secret: an `Authorization` header field, `token` and `access_token` query items, a
+    /// password in the URL's user information, and a client secret in a form body.
+    public static func request(path: String = "/people/42") -> HTTPRequest {
+        let url = URL(
+            string: "https://alice:\(password)@api.example.com\(path)?token=\(queryToken)&access_token=\(accessToken)&page=2"
+        )!
+        var request = HTTPRequest(
+            method: .post, url: url, body: FormBody(["client_secret": clientSecret, "name": "Alice"]))
+        request.headers["Authorization"] = "Bearer \(bearerToken)"
+        return request
+    }
+
+    /// The secrets that appear in `text`.
+    public static func found(in text: String) -> [String] {
+        all.filter { text.contains($0) }
+    }
+}
