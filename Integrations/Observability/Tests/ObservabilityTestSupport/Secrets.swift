@@ -18,13 +18,13 @@ public enum Secrets {
     public static let all = [bearerToken, queryToken, accessToken, password, clientSecret]
 
     /// A request carrying every secret: an `Authorization` header field, `token` and `access_token` query items, a
-    /// password in the URL's user information, and a client secret in a form body.
+    /// password in the URL's user information, and a client secret in a form body. A `PUT`, which `Retry` retries.
     public static func request(path: String = "/people/42") -> HTTPRequest {
         let url = URL(
             string: "https://alice:\(password)@api.example.com\(path)?token=\(queryToken)&access_token=\(accessToken)&page=2"
         )!
         var request = HTTPRequest(
-            method: .post, url: url, body: FormBody(["client_secret": clientSecret, "name": "Alice"]))
+            method: .put, url: url, body: FormBody(["client_secret": clientSecret, "name": "Alice"]))
         request.headers["Authorization"] = "Bearer \(bearerToken)"
         return request
     }
