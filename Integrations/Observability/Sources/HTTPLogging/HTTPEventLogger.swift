@@ -2,8 +2,8 @@ public import HTTP
 import HTTPObservabilityConventions
 public import Logging
 
-/// An ``HTTP/HTTPEventObserver`` that writes each event of a load to a swift-log `Logger`, with structured metadata
-/// named as the OpenTelemetry conventions name it, and every URL and message passed through one ``HTTP/Redaction``.
+/// An `HTTPEventObserver` that writes each event of a load to a swift-log `Logger`, with structured metadata
+/// named as the OpenTelemetry conventions name it, and every URL and message passed through one `Redaction`.
 ///
 /// ```swift
 /// var logger = Logger(label: "api-client")
@@ -25,10 +25,10 @@ public import Logging
 /// `debug`, a `4xx` at `notice`, a `5xx` at `warning`, a failure at `error` — but a load its caller cancelled, or a
 /// reset ended, at `debug` —, a retry at `notice`, a redirect at `debug`, and each attempt's own events at `trace`.
 ///
-/// Metadata, where the event has it: `http.load_id` (the ``HTTP/LoadID``), `http.request.method`, `url.full`
+/// Metadata, where the event has it: `http.load_id` (the `LoadID`), `http.request.method`, `url.full`
 /// (redacted), `http.request.resend_count` (from the second attempt on), `http.response.status_code`,
 /// `http.client.load.duration` and `http.client.request.duration` (seconds), `error.type` (the
-/// ``HTTP/HTTPError/Code``, or the status of a `4xx` or `5xx`), `error.message` (redacted), `http.retry.delay`
+/// `HTTPError.Code`, or the status of a `4xx` or `5xx`), `error.message` (redacted), `http.retry.delay`
 /// (seconds) and `http.redirect.url` (redacted). Header fields and bodies are never logged.
 ///
 /// An event below the logger's level costs a comparison: nothing is formatted, no metadata built.
@@ -42,7 +42,7 @@ public struct HTTPEventLogger: HTTPEventObserver {
 
     /// The level each kind of event is logged at.
     public struct Levels: Sendable, Hashable {
-        /// A load entered ``HTTP/Observe``. `debug` by default.
+        /// A load entered `Observe`. `debug` by default.
         public var loadStarted: Logger.Level
         /// A load finished with a `1xx`, `2xx` or `3xx` response. `debug` by default.
         public var loadSucceeded: Logger.Level
@@ -50,13 +50,13 @@ public struct HTTPEventLogger: HTTPEventObserver {
         public var clientError: Logger.Level
         /// A load finished with a `5xx` response (or a status outside 100...599). `warning` by default.
         public var serverError: Logger.Level
-        /// A load failed: no response (``HTTP/HTTPError``). `error` by default.
+        /// A load failed: no response (`HTTPError`). `error` by default.
         public var loadFailed: Logger.Level
         /// A load its caller cancelled, or a reset of the chain refused or ended. `debug` by default.
         public var loadAbandoned: Logger.Level
-        /// ``HTTP/Retry`` will send the request again. `notice` by default.
+        /// `Retry` will send the request again. `notice` by default.
         public var retryScheduled: Logger.Level
-        /// ``HTTP/FollowRedirects`` follows a redirect. `debug` by default.
+        /// `FollowRedirects` follows a redirect. `debug` by default.
         public var redirectFollowed: Logger.Level
         /// The terminal's events of each attempt (started, response head, finished) and kinds this logger does not
         /// know. `trace` by default.
@@ -120,7 +120,7 @@ public struct HTTPEventLogger: HTTPEventObserver {
     ///
     /// - Parameters:
     ///   - logger: Where events go; its level decides which are written.
-    ///   - redaction: Which values to hide in URLs and messages; ``HTTP/Redaction/standard`` by default. Pass the
+    ///   - redaction: Which values to hide in URLs and messages; `Redaction.standard` by default. Pass the
     ///     chain's own, so that logs hide what the chain's other output hides.
     ///   - levels: The level of each kind of event; ``Levels/standard`` by default.
     public init(logger: Logger, redaction: Redaction = .standard, levels: Levels = .standard) {
@@ -176,7 +176,9 @@ public struct HTTPEventLogger: HTTPEventObserver {
         }
         switch event.kind {
         case .loadFinished:
-            if let duration = event.duration { metadata["http.client.load.duration"] = .stringConvertible(duration.inSeconds) }
+            if let duration = event.duration {
+                metadata["http.client.load.duration"] = .stringConvertible(duration.inSeconds)
+            }
         case .attemptFinished:
             if let metrics = event.metrics {
                 metadata["http.client.request.duration"] = .stringConvertible(metrics.duration.inSeconds)

@@ -1,6 +1,6 @@
 import HTTP
 
-/// What ``HTTP/Cache`` did for a response, read from the member it adds to the response's `Cache-Status` header
+/// What `Cache` did for a response, read from the member it adds to the response's `Cache-Status` header
 /// field (RFC 9211): the last member named `Cache`, as a cache nearer the client appends its member after those of
 /// the caches further away.
 struct CacheStatus: Equatable {
@@ -14,7 +14,7 @@ struct CacheStatus: Equatable {
         "bypass", "method", "uri-miss", "vary-miss", "miss", "request", "stale", "partial",
     ]
 
-    /// The cache's status of `response`, or `nil` when no ``HTTP/Cache`` answered it.
+    /// The cache's status of `response`, or `nil` when no `Cache` answered it.
     init?(_ response: HTTPResponse) {
         let values = response.headers.values(for: "Cache-Status")
         guard !values.isEmpty else { return nil }

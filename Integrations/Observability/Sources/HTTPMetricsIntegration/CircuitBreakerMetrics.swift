@@ -2,7 +2,7 @@ public import CoreMetrics
 public import HTTP
 import HTTPObservabilityConventions
 
-/// Records a ``HTTP/CircuitBreaker``'s state changes as swift-metrics: a counter of transitions and a gauge of each
+/// Records a `CircuitBreaker`'s state changes as swift-metrics: a counter of transitions and a gauge of each
 /// origin's state.
 ///
 /// ```swift
@@ -16,7 +16,7 @@ import HTTPObservabilityConventions
 ///   `http.client.circuit_breaker.state` (`closed`, `open`, `half-open`);
 /// - `http.client.circuit_breaker.state`, a gauge per origin: `0` closed, `1` half-open, `2` open.
 ///
-/// The breaker reports each change through ``HTTP/CircuitBreaker/transitions()``, which buffers the changes from
+/// The breaker reports each change through `CircuitBreaker.transitions()`, which buffers the changes from
 /// this value's creation until ``run()`` reads them. The breaker is not retained.
 public struct CircuitBreakerMetrics: Sendable {
     private let transitions: AsyncStream<CircuitTransition>

@@ -1,8 +1,8 @@
 public import CoreMetrics
 public import HTTP
 
-/// swift-metrics gauges for what waits in the chain's loaders: requests parked in a ``HTTP/Throttle``, waiting out a
-/// ``HTTP/Retry`` delay, sharing a ``HTTP/Deduplicate`` load — sampled, as the loaders report no event for them.
+/// swift-metrics gauges for what waits in the chain's loaders: requests parked in a `Throttle`, waiting out a
+/// `Retry` delay, sharing a `Deduplicate` load — sampled, as the loaders report no event for them.
 ///
 /// ```swift
 /// let throttle = Throttle(maximumNumberOfRequests: 6)
@@ -11,7 +11,7 @@ public import HTTP
 /// let sampler = Task { await gauges.run(every: .seconds(10)) }  // until cancelled
 /// ```
 ///
-/// Each sample reads every loader's count once (under its lock, as ``HTTP/Throttle/waitingCount`` does) and sets its
+/// Each sample reads every loader's count once (under its lock, as `Throttle.waitingCount` does) and sets its
 /// gauge. Any count the app can read becomes a gauge with ``Reading/init(label:dimensions:count:)`` — an
 /// `OAuth` or `BasicAuth` loader's `waitingCount`, say.
 public struct LoaderGauges: Sendable {

@@ -2,7 +2,7 @@ public import CoreMetrics
 public import HTTP
 import HTTPObservabilityConventions
 
-/// An ``HTTP/HTTPEventObserver`` that records swift-metrics counters, timers and meters for every load and every
+/// An `HTTPEventObserver` that records swift-metrics counters, timers and meters for every load and every
 /// attempt, named after the OpenTelemetry HTTP client metrics and dimensioned by bounded values only.
 ///
 /// ```swift
@@ -18,23 +18,23 @@ import HTTPObservabilityConventions
 /// | `http.client.requests` | counter | each attempt's finish (each retry, each redirect hop) | as loads |
 /// | `http.client.request.duration` | timer | each attempt's finish: the transfer alone | as loads |
 /// | `http.client.active_requests` | meter | +1 as an attempt starts, −1 as it finishes | method, origin |
-/// | `http.client.retries` | counter | each retry ``HTTP/Retry`` schedules | method, the retried outcome, origin |
-/// | `http.client.redirects` | counter | each redirect ``HTTP/FollowRedirects`` follows | method, status code, origin |
-/// | `http.client.cache.requests` | counter | each load a ``HTTP/Cache`` answered or forwarded | method, result, reason |
+/// | `http.client.retries` | counter | each retry `Retry` schedules | method, the retried outcome, origin |
+/// | `http.client.redirects` | counter | each redirect `FollowRedirects` follows | method, status code, origin |
+/// | `http.client.cache.requests` | counter | each load a `Cache` answered or forwarded | method, result, reason |
 ///
 /// Dimensions are named as the conventions name them — `http.request.method` (`_OTHER` for a method they do not
 /// know), `http.response.status_class` (`2xx` …), `http.response.status_code`, `error.type` (an
-/// ``HTTP/HTTPError/Code``, or the status of a `4xx` or `5xx`), and the origin as `url.scheme`, `server.address`
+/// `HTTPError.Code`, or the status of a `4xx` or `5xx`), and the origin as `url.scheme`, `server.address`
 /// and `server.port` — and absent when the event has no value for them. Never a path, a query or anything else
 /// without a bound. Add dimensions of your own (the service, the API) with `dimensions`.
 ///
-/// The cache's result comes from the `Cache-Status` member ``HTTP/Cache`` adds (RFC 9211), so ``HTTP/Observe``
+/// The cache's result comes from the `Cache-Status` member `Cache` adds (RFC 9211), so `Observe`
 /// must be above the cache: `http.cache.result` is `hit`, `revalidated` (a `304` freshened the stored response),
 /// `stale` (served stale after an error) or `miss`, and `http.cache.fwd` the reason a request went on (`uri-miss`,
 /// `vary-miss`, `stale`, `request`, `method`, `bypass`, `miss`).
 ///
-/// Durations are the events' own: a load's from ``HTTP/Observe``, an attempt's from the terminal's
-/// ``HTTP/HTTPMetrics``. The observer holds no state; a backend that aggregates by label and dimensions (all do)
+/// Durations are the events' own: a load's from `Observe`, an attempt's from the terminal's
+/// `HTTPMetrics`. The observer holds no state; a backend that aggregates by label and dimensions (all do)
 /// keeps the series.
 public struct MetricsObserver: HTTPEventObserver {
     /// The factory metrics are made with.
@@ -76,11 +76,9 @@ public struct MetricsObserver: HTTPEventObserver {
                 Counter(label: "http.client.cache.requests", dimensions: cacheDimensions, factory: factory).increment()
             }
         case .attemptStarted:
-            Meter(label: "http.client.active_requests", dimensions: methodAndOrigin(of: event.request), factory: factory)
-                .increment()
+            activeRequests(of: event.request).increment()
         case .attemptFinished:
-            Meter(label: "http.client.active_requests", dimensions: methodAndOrigin(of: event.request), factory: factory)
-                .decrement()
+            activeRequests(of: event.request).decrement()
             guard let result = event.result else { return }
             let dimensions = outcome(of: event.request, result)
             Counter(label: "http.client.requests", dimensions: dimensions, factory: factory).increment()
@@ -100,6 +98,12 @@ public struct MetricsObserver: HTTPEventObserver {
         default:
             return
         }
+    }
+
+    /// `http.client.active_requests` for `request`'s method and origin: the attempt's start and its finish carry the
+    /// same request, so they reach the same meter.
+    private func activeRequests(of request: HTTPRequest) -> Meter {
+        Meter(label: "http.client.active_requests", dimensions: methodAndOrigin(of: request), factory: factory)
     }
 
     private func timer(_ label: String, _ dimensions: [(String, String)]) -> Timer {

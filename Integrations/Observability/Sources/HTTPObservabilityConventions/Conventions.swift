@@ -6,7 +6,7 @@ package import HTTP
 /// Shared by `HTTPLogging`, `HTTPMetricsIntegration` and `HTTPTracing`; not public API.
 package enum Conventions {
     /// `http.request.method`: the method, or `_OTHER` for one the conventions do not know (see
-    /// ``HTTP/HTTPRequest/conventionalMethod``).
+    /// `HTTPRequest.conventionalMethod`).
     package static let method = "http.request.method"
     /// `http.request.method_original`: the method as sent, when ``method`` is `_OTHER`.
     package static let originalMethod = "http.request.method_original"
@@ -22,7 +22,7 @@ package enum Conventions {
     package static let urlScheme = "url.scheme"
     /// `url.full`: the absolute URL, its secrets redacted.
     package static let urlFull = "url.full"
-    /// `error.type`: an ``HTTP/HTTPError/Code`` (`cannotConnect`, `timedOut`, …) or, for a response with a `4xx` or
+    /// `error.type`: an `HTTPError.Code` (`cannotConnect`, `timedOut`, …) or, for a response with a `4xx` or
     /// `5xx` status, the status code.
     package static let errorType = "error.type"
     /// `error.message`: an error's message, its secrets redacted.
@@ -30,7 +30,7 @@ package enum Conventions {
 
     // The package's own names, for what the conventions do not name.
 
-    /// `http.load_id`: the ``HTTP/LoadID`` that groups a load's attempts and events.
+    /// `http.load_id`: the `LoadID` that groups a load's attempts and events.
     package static let loadID = "http.load_id"
     /// `http.response.status_class`: `1xx` … `5xx`, the bounded form of the status for metric dimensions.
     package static let statusClass = "http.response.status_class"
@@ -47,7 +47,7 @@ package enum Conventions {
 }
 
 extension HTTPRequest {
-    /// The method as ``Conventions/method`` names it: one of the known methods, or `_OTHER` — a bounded value, fit
+    /// The method as `Conventions.method` names it: one of the known methods, or `_OTHER` — a bounded value, fit
     /// for a metric dimension or a span name.
     package var conventionalMethod: String {
         Conventions.isKnown(method) ? method.rawValue : "_OTHER"
@@ -93,7 +93,7 @@ extension Result where Success == HTTPResponse, Failure == HTTPError {
         if case .success(let response) = self { response.status } else { nil }
     }
 
-    /// ``Conventions/errorType`` of the result: the error's code, or a `4xx` or `5xx` status as its code; `nil` for a
+    /// `Conventions.errorType` of the result: the error's code, or a `4xx` or `5xx` status as its code; `nil` for a
     /// success.
     package var errorType: String? {
         switch self {

@@ -6,7 +6,7 @@ public import Tracing
 /// A loader that records each attempt through it — each retry, each redirect hop — as an OpenTelemetry client span,
 /// a child of the load's span, and sends the attempt's context with it.
 ///
-/// Put it just above the terminal, below ``HTTP/Retry`` and ``HTTP/FollowRedirects``, with ``TraceLoads`` at the
+/// Put it just above the terminal, below `Retry` and `FollowRedirects`, with ``TraceLoads`` at the
 /// head of the chain:
 ///
 /// ```swift
@@ -17,7 +17,7 @@ public import Tracing
 /// `ServiceContext.current` (the load's span that ``TraceLoads`` started, or the caller's without it), with the
 /// attributes ``TraceLoads`` documents — `http.request.resend_count` being the number of attempts of the load
 /// before this one (retries and redirects alike; without ``TraceLoads`` above, the request's
-/// ``HTTP/HTTPRequest/attemptNumber`` less one). The installed instrument writes the attempt's context into the
+/// `HTTPRequest.attemptNumber` less one). The installed instrument writes the attempt's context into the
 /// request's header fields, replacing the load's, so that the server's span is the attempt's child. The span ends
 /// exactly once, when the attempt completes — also when it is cancelled or a reset refuses it.
 ///
@@ -33,7 +33,7 @@ public final class TraceAttempts: HTTPLoader, @unchecked Sendable {
     /// - Parameters:
     ///   - tracer: The tracer to record spans with and to inject their context; `nil` (the default) for the installed
     ///     one, looked up at each attempt. Give it the tracer you give ``TraceLoads``.
-    ///   - redaction: Which values to hide in `url.full` and status messages; ``HTTP/Redaction/standard`` by default.
+    ///   - redaction: Which values to hide in `url.full` and status messages; `Redaction.standard` by default.
     public init(tracer: (any Tracer)? = nil, redaction: Redaction = .standard) {
         self.tracer = tracer
         self.redaction = redaction

@@ -17,9 +17,9 @@ public import Tracing
 /// client conventions say: named after the method (`GET`; `HTTP` for one they do not know), kind `client`, with
 /// `http.request.method`, `server.address`, `server.port`, `url.full` (redacted by ``redaction``),
 /// `http.response.status_code`, `http.request.resend_count` (the attempts after the first, counted by
-/// ``TraceAttempts``), `error.type` (an ``HTTP/HTTPError/Code``, or the status of a `4xx` or `5xx`, which set the
-/// span's status to error) and `http.load_id` where a ``HTTP/LoadID`` is stamped. The request's attributes are
-/// those of the request that was sent last, so a relative request, completed by ``HTTP/ApplyEnvironment`` below,
+/// ``TraceAttempts``), `error.type` (an `HTTPError.Code`, or the status of a `4xx` or `5xx`, which set the
+/// span's status to error) and `http.load_id` where a `LoadID` is stamped. The request's attributes are
+/// those of the request that was sent last, so a relative request, completed by `ApplyEnvironment` below,
 /// has its server too.
 ///
 /// ## Context and propagation
@@ -29,7 +29,7 @@ public import Tracing
 /// instrument writes it into the request's header fields (`InstrumentationSystem.instrument.inject`; with W3C
 /// propagation, a `traceparent`). ``TraceAttempts`` below records each attempt as a child span and writes the
 /// attempt's context instead, as the conventions ask: the server's span is then a child of the attempt that reached
-/// it. ``HTTP/PropagateTraceContext`` sends a request that already carries a valid `traceparent` as it is, so the
+/// it. `PropagateTraceContext` sends a request that already carries a valid `traceparent` as it is, so the
 /// two agree; with an instrument that writes no `traceparent`, it adds its own.
 ///
 /// ## Tracer
@@ -47,7 +47,7 @@ public final class TraceLoads: HTTPLoader, @unchecked Sendable {
     /// - Parameters:
     ///   - tracer: The tracer to record spans with and to inject their context; `nil` (the default) for the installed
     ///     one, looked up at each load.
-    ///   - redaction: Which values to hide in `url.full` and status messages; ``HTTP/Redaction/standard`` by default.
+    ///   - redaction: Which values to hide in `url.full` and status messages; `Redaction.standard` by default.
     public init(tracer: (any Tracer)? = nil, redaction: Redaction = .standard) {
         self.tracer = tracer
         self.redaction = redaction

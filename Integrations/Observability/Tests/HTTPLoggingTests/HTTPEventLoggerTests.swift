@@ -17,7 +17,8 @@ func inMemoryLogger(level: Logger.Level = .trace) -> (Logger, InMemoryLogHandler
 extension InMemoryLogHandler.Entry {
     /// The message and every metadata key and value, as text.
     var rendered: String {
-        "\(level) \(message) " + metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        "\(level) \(message) "
+            + metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
     }
 }
 
@@ -31,9 +32,10 @@ extension InMemoryLogHandler.Entry {
 
         let load = try #require(result.response?.request.loadID)
         let entries = handler.entries
-        #expect(entries.map(\.message.description) == [
-            "HTTP request started", "HTTP attempt started", "HTTP attempt finished", "HTTP request finished",
-        ])
+        #expect(
+            entries.map(\.message.description) == [
+                "HTTP request started", "HTTP attempt started", "HTTP attempt finished", "HTTP request finished",
+            ])
         #expect(entries.map(\.level) == [.debug, .trace, .trace, .debug])
         for entry in entries {
             #expect(entry.metadata["http.load_id"]?.description == "\(load.rawValue)")
@@ -138,7 +140,8 @@ extension InMemoryLogHandler.Entry {
 
     @Test func belowTheLoggersLevelNothingIsWritten() async throws {
         let (logger, handler) = inMemoryLogger(level: .info)
-        let chain = Observe(HTTPEventLogger(logger: logger)) --> retryAtOnce(attempts: 1) --> MockLoader().then(status: .ok)
+        let chain =
+            Observe(HTTPEventLogger(logger: logger)) --> retryAtOnce(attempts: 1) --> MockLoader().then(status: .ok)
 
         _ = await chain.load(HTTPRequest(host: "api.example.com"))
 

@@ -18,7 +18,9 @@ import Testing
         #expect(entries.allSatisfy { $0.level == .info && $0.metadata.isEmpty })
         #expect(entries.first?.message.description.hasPrefix("→ #") == true)
         #expect(entries.first?.message.description.hasSuffix(" GET https://api.example.com/people/42") == true)
-        #expect(entries.last?.message.description.contains("200 OK GET https://api.example.com/people/42 · 213 bytes") == true)
+        #expect(
+            entries.last?.message.description.contains("200 OK GET https://api.example.com/people/42 · 213 bytes")
+                == true)
     }
 
     @Test func linesBelowTheLoggersLevelAreDropped() async throws {

@@ -40,7 +40,9 @@ import Testing
 
         #expect(second.response?.status == .ok)
         #expect(mock.receivedRequests.last?.headers["If-None-Match"] == "\"v1\"")
-        let revalidated = [("http.request.method", "GET"), ("http.cache.result", "revalidated"), ("http.cache.fwd", "stale")]
+        let revalidated = [
+            ("http.request.method", "GET"), ("http.cache.result", "revalidated"), ("http.cache.fwd", "stale"),
+        ]
         #expect(try metrics.expectCounter("http.client.cache.requests", revalidated).totalValue == 1)
     }
 
@@ -53,17 +55,18 @@ import Testing
         #expect(metrics.counters(label: "http.client.cache.requests").isEmpty)
     }
 
-    @Test(arguments: [
-        ("Cache; hit; ttl=42", "hit", nil),
-        ("Cache; hit; ttl=-3; detail=stale-while-revalidate", "hit", nil),
-        ("Cache; fwd=uri-miss; fwd-status=200; stored", "miss", "uri-miss"),
-        ("Cache; fwd=stale; fwd-status=304; stored", "revalidated", "stale"),
-        ("Cache; fwd=stale; fwd-status=200", "miss", "stale"),
-        ("Cache; fwd=stale; fwd-status=503; detail=stale-if-error", "stale", "stale"),
-        ("Cache; detail=only-if-cached", "miss", nil),
-        ("CDN; hit, Cache;fwd=vary-miss;fwd-status=200", "miss", "vary-miss"),
-        ("Cache; fwd=\"/people?token=x\"", "miss", "other"),
-    ] as [(String, String, String?)])
+    @Test(
+        arguments: [
+            ("Cache; hit; ttl=42", "hit", nil),
+            ("Cache; hit; ttl=-3; detail=stale-while-revalidate", "hit", nil),
+            ("Cache; fwd=uri-miss; fwd-status=200; stored", "miss", "uri-miss"),
+            ("Cache; fwd=stale; fwd-status=304; stored", "revalidated", "stale"),
+            ("Cache; fwd=stale; fwd-status=200", "miss", "stale"),
+            ("Cache; fwd=stale; fwd-status=503; detail=stale-if-error", "stale", "stale"),
+            ("Cache; detail=only-if-cached", "miss", nil),
+            ("CDN; hit, Cache;fwd=vary-miss;fwd-status=200", "miss", "vary-miss"),
+            ("Cache; fwd=\"/people?token=x\"", "miss", "other"),
+        ] as [(String, String, String?)])
     func theCachesMemberIsRead(value: String, result: String, reason: String?) throws {
         let response = HTTPResponse(
             request: HTTPRequest(host: "api.example.com"), status: .ok, headers: ["Cache-Status": value])

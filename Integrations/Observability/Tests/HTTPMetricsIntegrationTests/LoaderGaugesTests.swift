@@ -39,7 +39,11 @@ import Testing
         let gauges = LoaderGauges(
             [
                 .waiting(in: retry), .inFlight(in: deduplicate), .waiting(in: deduplicate),
-                .init(label: "http.client.auth.waiting") { count.withLock { $0 += 1; return $0 } },
+                .init(label: "http.client.auth.waiting") {
+                    count.withLock {
+                        $0 += 1; return $0
+                    }
+                },
             ], factory: metrics)
 
         let sampler = Task { await gauges.run(every: .milliseconds(5)) }

@@ -31,8 +31,11 @@ extension TestMetrics {
 
         _ = await chain.load(HTTPRequest(host: "api.example.com", path: "/people/42"))
 
-        let outcome = [("http.request.method", "GET"), ("http.response.status_class", "2xx"),
-            ("http.response.status_code", "200")] + apiOrigin
+        let outcome =
+            [
+                ("http.request.method", "GET"), ("http.response.status_class", "2xx"),
+                ("http.response.status_code", "200"),
+            ] + apiOrigin
         #expect(try metrics.expectCounter("http.client.loads", outcome).totalValue == 1)
         #expect(try metrics.expectCounter("http.client.requests", outcome).totalValue == 1)
         #expect(try metrics.expectTimer("http.client.load.duration", outcome).values.count == 1)
@@ -41,7 +44,8 @@ extension TestMetrics {
         let attemptTime = try #require(metrics.timerValues("http.client.request.duration").first)
         #expect(loadTime >= attemptTime && attemptTime >= 0)
         #expect(try metrics.expectMeter("http.client.active_loads").values == [1, 0])
-        let active = try metrics.expectMeter("http.client.active_requests", [("http.request.method", "GET")] + apiOrigin)
+        let active = try metrics.expectMeter(
+            "http.client.active_requests", [("http.request.method", "GET")] + apiOrigin)
         #expect(active.values == [1, 0])
     }
 
@@ -57,10 +61,13 @@ extension TestMetrics {
         #expect(metrics.counterTotal(label: "http.client.requests") == 3)
         #expect(metrics.counterTotal(label: "http.client.requests", dimensions: [("error.type", "503")]) == 1)
         #expect(metrics.counterTotal(label: "http.client.requests", dimensions: [("error.type", "cannotConnect")]) == 1)
-        #expect(metrics.counterTotal(label: "http.client.requests", dimensions: [("http.response.status_class", "2xx")]) == 1)
+        #expect(
+            metrics.counterTotal(label: "http.client.requests", dimensions: [("http.response.status_class", "2xx")])
+                == 1)
         #expect(metrics.counterTotal(label: "http.client.retries") == 2)
         #expect(
-            metrics.counterTotal(label: "http.client.retries", dimensions: [("http.response.status_class", "5xx")]) == 1)
+            metrics.counterTotal(label: "http.client.retries", dimensions: [("http.response.status_class", "5xx")]) == 1
+        )
         #expect(metrics.timerValues("http.client.request.duration").count == 3)
         #expect(try metrics.expectMeter("http.client.active_loads").lastValue == 0)
         #expect(metrics.meters(label: "http.client.active_requests").allSatisfy { $0.lastValue == 0 })
@@ -74,9 +81,10 @@ extension TestMetrics {
 
         let dimensions = [("http.request.method", "DELETE"), ("error.type", "timedOut")] + apiOrigin
         #expect(try metrics.expectCounter("http.client.loads", dimensions).totalValue == 1)
-        #expect(metrics.counters(label: "http.client.loads").allSatisfy { counter in
-            !counter.dimensions.contains { $0.0 == "http.response.status_class" }
-        })
+        #expect(
+            metrics.counters(label: "http.client.loads").allSatisfy { counter in
+                !counter.dimensions.contains { $0.0 == "http.response.status_class" }
+            })
     }
 
     @Test func anUnknownMethodIsOtherAndTheObserversOwnDimensionsAreAdded() async throws {
@@ -86,9 +94,11 @@ extension TestMetrics {
 
         _ = await chain.load(HTTPRequest(method: HTTPMethod(rawValue: "PURGE"), host: "api.example.com", port: 8443))
 
-        let dimensions = [("http.request.method", "_OTHER"), ("http.response.status_class", "2xx"),
+        let dimensions = [
+            ("http.request.method", "_OTHER"), ("http.response.status_class", "2xx"),
             ("http.response.status_code", "204"), ("url.scheme", "https"), ("server.address", "api.example.com"),
-            ("server.port", "8443"), ("service", "people")]
+            ("server.port", "8443"), ("service", "people"),
+        ]
         #expect(try metrics.expectCounter("http.client.loads", dimensions).totalValue == 1)
         #expect(try metrics.expectMeter("http.client.active_loads", [("service", "people")]).lastValue == 0)
         #expect("\(observer)" == "MetricsObserver(dimensions: service=people)")
@@ -96,7 +106,8 @@ extension TestMetrics {
 
     @Test func redirectsAreCountedByTheirStatus() async throws {
         let metrics = TestMetrics()
-        let mock = MockLoader().then(status: .movedPermanently, headers: ["Location": "/v2/people/42"]).then(status: .ok)
+        let mock = MockLoader().then(status: .movedPermanently, headers: ["Location": "/v2/people/42"]).then(
+            status: .ok)
         let chain = Observe(MetricsObserver(factory: metrics)) --> FollowRedirects() --> mock
 
         _ = await chain.load(HTTPRequest(host: "api.example.com", path: "/v1/people/42"))

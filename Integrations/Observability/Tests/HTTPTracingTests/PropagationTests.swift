@@ -37,7 +37,8 @@ import Tracing
         _ = await chain.load(HTTPRequest(host: "api.example.com"))
 
         let load = try #require(tracer.recorder.clientSpans.first)
-        let parent = try #require(mock.receivedRequests.first?.headers[TraceParent.headerName].flatMap { TraceParent($0) })
+        let parent = try #require(
+            mock.receivedRequests.first?.headers[TraceParent.headerName].flatMap { TraceParent($0) })
         #expect(parent.parentID.description == load.spanID)
     }
 

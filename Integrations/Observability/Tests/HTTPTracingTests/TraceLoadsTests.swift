@@ -131,7 +131,8 @@ extension InMemoryTracer {
     @Test func aRelativeRequestGetsItsServerFromTheRequestSent() async throws {
         let tracer = InMemoryTracer()
         let environment = try #require(ServerEnvironment(baseURL: URL(string: "http://localhost:8080/v1")!))
-        let chain = TraceLoads(tracer: tracer) --> ApplyEnvironment(environment: environment)
+        let chain =
+            TraceLoads(tracer: tracer) --> ApplyEnvironment(environment: environment)
             --> MockLoader().then(status: .ok)
 
         _ = await chain.load(HTTPRequest(path: "/people"))

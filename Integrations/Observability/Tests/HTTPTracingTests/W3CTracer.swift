@@ -23,18 +23,23 @@ struct W3CTracer: Tracer {
         line: UInt
     ) -> InMemorySpan {
         recorder.startSpan(
-            operationName, context: context(), ofKind: kind, at: instant(), function: function, file: fileID, line: line)
+            operationName, context: context(), ofKind: kind, at: instant(), function: function, file: fileID, line: line
+        )
     }
 
     func forceFlush() {}
 
-    func inject<Carrier, Inject: Injector>(_ context: ServiceContext, into carrier: inout Carrier, using injector: Inject)
+    func inject<Carrier, Inject: Injector>(
+        _ context: ServiceContext, into carrier: inout Carrier, using injector: Inject
+    )
     where Inject.Carrier == Carrier {
         guard let span = context.inMemorySpanContext else { return }
         injector.inject("00-\(span.traceID)-\(span.spanID)-01", forKey: "traceparent", into: &carrier)
     }
 
-    func extract<Carrier, Extract: Extractor>(_ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract)
+    func extract<Carrier, Extract: Extractor>(
+        _ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract
+    )
     where Extract.Carrier == Carrier {}
 }
 

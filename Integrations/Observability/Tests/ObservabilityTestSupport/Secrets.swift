@@ -21,7 +21,8 @@ public enum Secrets {
     /// password in the URL's user information, and a client secret in a form body. A `PUT`, which `Retry` retries.
     public static func request(path: String = "/people/42") -> HTTPRequest {
         let url = URL(
-            string: "https://alice:\(password)@api.example.com\(path)?token=\(queryToken)&access_token=\(accessToken)&page=2"
+            string:
+                "https://alice:\(password)@api.example.com\(path)?token=\(queryToken)&access_token=\(accessToken)&page=2"
         )!
         var request = HTTPRequest(
             method: .put, url: url, body: FormBody(["client_secret": clientSecret, "name": "Alice"]))
