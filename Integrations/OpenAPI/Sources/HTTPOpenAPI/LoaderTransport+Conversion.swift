@@ -8,7 +8,7 @@ extension HTTP.HTTPRequest {
     /// followed by the request's path and query.
     ///
     /// Nothing is validated here: a request whose URL cannot be sent fails in the chain's terminal with
-    /// ``HTTPError/Code/invalidRequest``, like any other.
+    /// `HTTPError.Code.invalidRequest`, like any other.
     init(
         _ request: HTTPTypes.HTTPRequest, body: OpenAPIRuntime.HTTPBody?, baseURL: URL, operationID: String
     ) {
@@ -120,7 +120,7 @@ extension HTTPTypes.HTTPResponse {
 
     /// The head of `response`: its status and the header fields whose names are valid (values are legalized, as
     /// `HTTPField` does). A status outside 0...999, which `HTTPTypes` cannot represent, fails the response with
-    /// ``HTTPError/Code/invalidResponse`` rather than trap.
+    /// `HTTPError.Code.invalidResponse` rather than trap.
     init(_ response: HTTP.HTTPResponse) throws(HTTPError) {
         let code = response.status.rawValue
         guard (0...999).contains(code) else {

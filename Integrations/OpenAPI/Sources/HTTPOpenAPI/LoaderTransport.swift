@@ -25,17 +25,17 @@ public import OpenAPIRuntime
 /// ### What the transport does
 ///
 /// - The request is the one the generated code made, at the server URL the client was given; a server URL
-///   without a host (`/v1`) makes a relative request, which ``ApplyEnvironment`` completes.
+///   without a host (`/v1`) makes a relative request, which `ApplyEnvironment` completes.
 /// - The operation's `operationId` travels with the request as ``HTTP/HTTPRequest/openAPIOperationID``, for the
 ///   loaders that log, measure or apply a policy per operation.
-/// - The request body streams into the chain as a ``StreamBody``: a body whose `iterationBehavior` is `.multiple`
+/// - The request body streams into the chain as a `StreamBody`: a body whose `iterationBehavior` is `.multiple`
 ///   can be sent again (a retry, a replay after a `401`, a `307` redirect); a `.single` one can be sent once, and a
-///   loader that would send it again fails with ``HTTPError/Code/bodyNotReplayable`` instead.
+///   loader that would send it again fails with `HTTPError.Code.bodyNotReplayable` instead.
 /// - The response is handed to the generated code when its head arrives, and its body streams from the chain
-///   with backpressure (``HTTPLoader/stream(_:)``): a 1 GiB download or a Server-Sent Events body is never held in
-///   memory. Operations whose bodies should be buffered — so that a ``Cache`` in the chain can store them — say so
+///   with backpressure (`HTTPLoader.stream(_:)`): a 1 GiB download or a Server-Sent Events body is never held in
+///   memory. Operations whose bodies should be buffered — so that a `Cache` in the chain can store them — say so
 ///   with ``Configuration-swift.struct/requestOverrides``.
-/// - A failure of the chain is thrown as the ``HTTPError`` the chain returned; the generated client reports it
+/// - A failure of the chain is thrown as the `HTTPError` the chain returned; the generated client reports it
 ///   as the `ClientError`'s `underlyingError`. Any status is a response: the generated code decides what a `404`
 ///   or a `503` means.
 /// - Cancelling the task that calls the operation cancels the load, as it does for any load of the chain.
@@ -83,7 +83,7 @@ public struct LoaderTransport: ClientTransport {
 
         /// Per-request overrides of the transport's configuration.
         ///
-        /// For example, to let a ``Cache`` in the chain store the answers of `getPerson`:
+        /// For example, to let a `Cache` in the chain store the answers of `getPerson`:
         ///
         ///     let configuration = LoaderTransport.Configuration(loader: chain, requestOverrides: { metadata in
         ///         var overrides = LoaderTransport.Configuration.RequestOverrides.empty
@@ -108,11 +108,11 @@ public struct LoaderTransport: ClientTransport {
             private init(_ mode: Mode) { self.mode = mode }
 
             /// The response is handed over when its head arrives; the body follows from the chain as it arrives,
-            /// with backpressure (``HTTPLoader/stream(_:)``). The default.
+            /// with backpressure (`HTTPLoader.stream(_:)`). The default.
             public static let streamed = HTTPBodyProcessingMode(.streamed)
 
-            /// The response is handed over once its whole body is in memory (``HTTPLoader/load(_:)``): for
-            /// operations whose answers a ``Cache`` in the chain should store and serve, as it stores buffered
+            /// The response is handed over once its whole body is in memory (`HTTPLoader.load(_:)`): for
+            /// operations whose answers a `Cache` in the chain should store and serve, as it stores buffered
             /// responses only.
             public static let buffered = HTTPBodyProcessingMode(.buffered)
 
@@ -138,7 +138,7 @@ public struct LoaderTransport: ClientTransport {
     ///   - baseURL: A server base URL.
     ///   - operationID: The identifier of the OpenAPI operation.
     /// - Returns: An HTTP response and its body.
-    /// - Throws: The ``HTTPError`` the chain failed the request with.
+    /// - Throws: The `HTTPError` the chain failed the request with.
     public func send(
         _ request: HTTPTypes.HTTPRequest, body requestBody: OpenAPIRuntime.HTTPBody?, baseURL: URL, operationID: String
     ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {

@@ -48,6 +48,7 @@ final class CountingLoader: HTTPLoader, @unchecked Sendable {
 
     var loadCount: Int { requests.value.count }
     var resultCount: Int { results.value.count }
+    var successCount: Int { results.withLock { $0.count { $0.response != nil } } }
 
     override func load(_ request: HTTPRequest) async -> HTTPResult {
         requests.withLock { $0.append(request) }
