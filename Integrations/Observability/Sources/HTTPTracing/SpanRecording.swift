@@ -13,16 +13,24 @@ struct Tracing {
     let instrument: (any Instrument)?
 
     /// Resolves `tracer`, or the installed tracer and instrument when it is `nil`.
+    ///
+    /// Without anything installed this is one look-up of the installed instrument and a comparison of its type: the
+    /// cost of a load that is not traced.
     init(_ tracer: (any Tracer)?) {
         if let tracer {
-            self.tracer = tracer is NoOpTracer ? nil : tracer
+            self.tracer = type(of: tracer) == NoOpTracer.self ? nil : tracer
             self.instrument = self.tracer
             return
         }
-        let installed = InstrumentationSystem.tracer
-        self.tracer = installed is NoOpTracer ? nil : installed
         let instrument = InstrumentationSystem.instrument
-        self.instrument = instrument is NoOpInstrument ? nil : instrument
+        guard type(of: instrument) != NoOpInstrument.self else {
+            self.tracer = nil
+            self.instrument = nil
+            return
+        }
+        let installed = InstrumentationSystem.tracer
+        self.tracer = type(of: installed) == NoOpTracer.self ? nil : installed
+        self.instrument = instrument
     }
 
     /// `request` with `context` written into its header fields by the instrument, if there is one.

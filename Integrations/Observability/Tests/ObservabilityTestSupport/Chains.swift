@@ -22,3 +22,8 @@ public func failureQuotingSecrets(_ request: HTTPRequest) -> HTTPResult {
 public func retryAtOnce(attempts: Int) -> Retry {
     Retry(strategy: Backoff.immediately(maximumNumberOfAttempts: attempts), budget: nil)
 }
+
+extension ServerEnvironment {
+    /// The environment the documentation's samples use.
+    public static let production = ServerEnvironment(host: "api.example.com", pathPrefix: "/v1")
+}
