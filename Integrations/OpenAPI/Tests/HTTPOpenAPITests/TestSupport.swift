@@ -2,8 +2,15 @@ import Foundation
 import HTTP
 import HTTPOpenAPI
 import OpenAPIRuntime
-import Synchronization
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The local servers started by the product's `scripts/servers.sh`, handed over in environment variables.
 enum TestServers {
@@ -24,17 +31,38 @@ enum TestServers {
     }
 }
 
-/// A value behind a lock, for the tests' own bookkeeping.
-final class Box<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
+/// A value behind a lock, for the tests' own bookkeeping. The lock is a `pthread_mutex_t`, which ThreadSanitizer
+/// understands: `Synchronization.Mutex` on Linux locks with futexes it cannot see, so every contended `Mutex` is
+/// reported as a race (the product's `Locked` makes the same choice, and is `package`, out of this package's reach).
+// Safety: `value` is read and written only between pthread_mutex_lock and pthread_mutex_unlock on `mutex`, which is
+// allocated once and never moves.
+final class Box<Value: Sendable>: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var storage: Value
 
-    init(_ value: Value) { mutex = Mutex(value) }
+    init(_ value: Value) {
+        storage = value
+        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        let status = pthread_mutex_init(mutex, nil)
+        precondition(status == 0, "pthread_mutex_init failed with \(status)")
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
 
     @discardableResult
     func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try mutex.withLock { try body(&$0) }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&storage)
     }
+}
 
+extension Box {
+    /// A copy of the value.
     var value: Value { withLock { $0 } }
 }
 
