@@ -115,6 +115,50 @@ struct LoaderTransportTests {
         #expect(try output.ok.headers.cacheStatus == "Upstream; hit")
     }
 
+    @Test func headerFieldsQueryAndBodyLengthCrossAsTheyAre() async throws {
+        let mock = MockLoader().then { request in
+            var headers: HTTPHeaders = ["Content-Type": "text/plain"]
+            headers.add("a=1", for: "Set-Cookie")
+            headers.add("b=2", for: "Set-Cookie")
+            return .success(HTTPResponse(request: request, status: .ok, headers: headers))
+        }
+        let transport = LoaderTransport(loader: mock)
+        var request = HTTPTypes.HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/upload?x=1&y=a%20b")
+        request.headerFields.append(HTTPField(name: .accept, value: "application/json"))
+        request.headerFields.append(HTTPField(name: .accept, value: "text/plain"))
+        request.headerFields[HTTPField.Name("X-Trace")!] = "abc"
+
+        let (response, _) = try await withDeadline { [request] in
+            try await transport.send(
+                request, body: OpenAPIRuntime.HTTPBody("hello"), baseURL: self.serverURL, operationID: "upload")
+        }
+
+        let sent = try #require(mock.receivedRequests.first)
+        #expect(sent.method == .post)
+        #expect(sent.percentEncodedPath == "/v1/upload")
+        #expect(sent.percentEncodedQuery == "x=1&y=a%20b")
+        #expect(sent.headers.values(for: "Accept") == ["application/json", "text/plain"])
+        #expect(sent.headers["X-Trace"] == "abc")
+        #expect((sent.body as? StreamBody)?.length == 5)
+        #expect(sent.body.isReplayable)
+        #expect(response.headerFields[values: .setCookie] == ["a=1", "b=2"])
+    }
+
+    @Test func aHEADResponseHasNoBodyAndItsTransferIsStopped() async throws {
+        let terminal = StreamingTerminal(bufferLimit: 16)
+        let transport = LoaderTransport(loader: terminal)
+
+        let (response, body) = try await withDeadline {
+            try await transport.send(
+                HTTPTypes.HTTPRequest(method: .head, scheme: nil, authority: nil, path: "/get"), body: nil,
+                baseURL: self.serverURL, operationID: "headAnything")
+        }
+
+        #expect(response.status == .ok)
+        #expect(body == nil)
+        #expect(terminal.transfers.value.first?.cancelled.value == true)
+    }
+
     // MARK: - Request bodies
 
     @Test func aRequestBodyStreamsIntoTheChainBeforeTheCallerHasProducedAllOfIt() async throws {
