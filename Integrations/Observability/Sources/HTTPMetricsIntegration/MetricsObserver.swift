@@ -33,6 +33,8 @@ import HTTPObservabilityConventions
 /// `stale` (served stale after an error) or `miss`, and `http.cache.fwd` the reason a request went on (`uri-miss`,
 /// `vary-miss`, `stale`, `request`, `method`, `bypass`, `miss`).
 ///
+/// With swift-metrics' no-op factory (no backend bootstrapped) the observer drops every event at once.
+///
 /// Durations are the events' own: a load's from `Observe`, an attempt's from the terminal's
 /// `HTTPMetrics`. The observer holds no state; a backend that aggregates by label and dimensions (all do)
 /// keeps the series.
@@ -43,6 +45,8 @@ public struct MetricsObserver: HTTPEventObserver {
     public let dimensions: [(String, String)]
 
     private let activeLoads: Meter
+    /// Whether `factory` is swift-metrics' no-op one (nothing bootstrapped): events are then dropped at once.
+    private let isDiscarding: Bool
 
     /// Creates an observer that records to `factory`.
     ///
@@ -54,9 +58,12 @@ public struct MetricsObserver: HTTPEventObserver {
         self.factory = factory
         self.dimensions = dimensions
         self.activeLoads = Meter(label: "http.client.active_loads", dimensions: dimensions, factory: factory)
+        self.isDiscarding = factory is NOOPMetricsHandler
     }
 
     public func handle(_ event: HTTPEvent) {
+        // With no metrics backend, building dimensions for it would be the whole cost of recording.
+        guard !isDiscarding else { return }
         switch event.kind {
         case .loadStarted:
             activeLoads.increment()
