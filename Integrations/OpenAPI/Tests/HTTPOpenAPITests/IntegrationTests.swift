@@ -177,6 +177,35 @@ struct HTTPBinIntegrationTests {
     }
 }
 
+/// The generated client's Server-Sent Events operation against the product's event-stream server
+/// (sse-starlette's encoding under uvicorn).
+@Suite(
+    .timeLimit(.minutes(2)),
+    .enabled(if: TestServers.eventStream != nil, "needs EVENT_STREAM_URL: run through scripts/servers.sh run"))
+struct EventStreamIntegrationTests {
+    @Test func eventsAreDecodedFromTheStreamedBody() async throws {
+        let client = Client(serverURL: TestServers.eventStream!, transport: LoaderTransport(loader: URLSessionLoader()))
+
+        let output = try await withDeadline { try await client.getNumbers(query: .init(count: 3)) }
+        let events = try output.ok.body.textEventStream.asDecodedServerSentEventsWithJSONData(
+            of: Components.Schemas.Number.self)
+        let received = try await withDeadline { () -> [String] in
+            var received: [String] = []
+            for try await event in events {
+                received.append("\(event.event ?? "message") \(event.id ?? "-") \(event.data?.n ?? -1)")
+            }
+            return received
+        }
+
+        #expect(received == ["number 1 1", "number 2 2", "number 3 3"])
+        // Resumed after the last event, the stream has nothing more: the documented 204.
+        let resumed = try await withDeadline {
+            try await client.getNumbers(query: .init(count: 3), headers: .init(lastEventID: "3"))
+        }
+        #expect(resumed == .noContent(.init()))
+    }
+}
+
 /// The generated client's bearer-protected operation, authenticated by `OAuth` logging into the local OpenID
 /// Connect provider; httpbin's `/bearer` echoes the token it received.
 @Suite(

@@ -330,6 +330,42 @@ struct LoaderTransportTests {
         #expect(transfer.cancelled.value)
     }
 
+    @Test func serverSentEventsReachTheGeneratedCodeOneByOneAsTheyArrive() async throws {
+        let terminal = StreamingTerminal(bufferLimit: 1024, contentType: "text/event-stream")
+        let client = client(terminal)
+
+        let output = try await withDeadline { try await client.getNumbers(query: .init(count: 3)) }
+        let transfer = try #require(terminal.transfers.value.first)
+        let events = try output.ok.body.textEventStream.asDecodedServerSentEventsWithJSONData(
+            of: Components.Schemas.Number.self)
+        let received = Box<[Int]>([])
+        let consumer = Task { () -> Result<[String?], any Error> in
+            do {
+                var ids: [String?] = []
+                for try await event in events {
+                    ids.append(event.id)
+                    received.withLock { $0.append(event.data?.n ?? -1) }
+                }
+                return .success(ids)
+            } catch {
+                return .failure(error)
+            }
+        }
+        defer { consumer.cancel() }
+
+        transfer.stream.deliver(Data("event: number\nid: 1\ndata: {\"n\": 1}\n\n".utf8))
+        // The first event reaches the caller while the server has not sent the next.
+        try await eventually("received \(received.value)") { received.value == [1] }
+        #expect(!transfer.stream.isFinished)
+        transfer.stream.deliver(Data("event: number\nid: 2\ndata: {\"n\": 2}\n\n".utf8))
+        try await eventually("received \(received.value)") { received.value == [1, 2] }
+        transfer.stream.deliver(Data("event: number\nid: 3\ndata: {\"n\": 3}\n\n".utf8))
+        transfer.stream.finish()
+
+        #expect(try await consumer.finished(within: standardDeadline).get() == ["1", "2", "3"])
+        #expect(received.value == [1, 2, 3])
+    }
+
     @Test func aBufferedOperationsBodyIsInMemoryAndCanBeReadTwice() async throws {
         let mock = MockLoader().then(status: .ok, headers: jsonHeaders, body: echo(url: "/get"))
         let transport = LoaderTransport(configuration: .init(loader: mock, httpBodyProcessingMode: .buffered))
@@ -519,11 +555,13 @@ final class StreamingTerminal: HTTPLoader, @unchecked Sendable {
     let bufferLimit: Int
     /// The `Content-Length` the responses state, if any.
     let contentLength: Int?
+    let contentType: String
     let transfers = Box<[Transfer]>([])
 
-    init(bufferLimit: Int, contentLength: Int? = nil) {
+    init(bufferLimit: Int, contentLength: Int? = nil, contentType: String = "application/octet-stream") {
         self.bufferLimit = bufferLimit
         self.contentLength = contentLength
+        self.contentType = contentType
     }
 
     override func load(_ request: HTTP.HTTPRequest) async -> HTTPResult {
@@ -537,7 +575,7 @@ final class StreamingTerminal: HTTPLoader, @unchecked Sendable {
             pause: { paused in transfer.pauses.withLock { $0.append(paused) } })
         transfers.withLock { $0.append(transfer) }
         var response = HTTPResponse(
-            request: request, status: .ok, headers: ["Content-Type": "application/octet-stream"])
+            request: request, status: .ok, headers: ["Content-Type": contentType])
         if let contentLength { response.headers["Content-Length"] = String(contentLength) }
         response.bodyStream = stream
         return .success(response)

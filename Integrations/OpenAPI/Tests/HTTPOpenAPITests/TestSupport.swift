@@ -18,6 +18,8 @@ enum TestServers {
     static let httpbin: URL? = environment["HTTPBIN_URL"].flatMap(URL.init(string:))
     /// oidc-provider-mock: `POST /oauth2/authorize` with `sub=<user>` logs in.
     static let oidcIssuer: URL? = environment["OIDC_ISSUER_URL"].flatMap(URL.init(string:))
+    /// scripts/event-stream-server.py: `GET /numbers?count=N`, Server-Sent Events 1...N.
+    static let eventStream: URL? = environment["EVENT_STREAM_URL"].flatMap(URL.init(string:))
     /// Set by the test command: a missing server is then a failure, not a skip.
     static let areRequired = environment["HTTP_REQUIRE_SERVERS"] == "1"
 }
@@ -28,6 +30,7 @@ enum TestServers {
         guard TestServers.areRequired else { return }
         #expect(TestServers.httpbin != nil, "HTTP_REQUIRE_SERVERS=1 but HTTPBIN_URL is not set")
         #expect(TestServers.oidcIssuer != nil, "HTTP_REQUIRE_SERVERS=1 but OIDC_ISSUER_URL is not set")
+        #expect(TestServers.eventStream != nil, "HTTP_REQUIRE_SERVERS=1 but EVENT_STREAM_URL is not set")
     }
 }
 

@@ -4,7 +4,7 @@ import struct Foundation.URL
 import struct Foundation.Data
 import struct Foundation.Date
 import HTTPTypes
-/// A few endpoints of httpbin 0.10.4, the server the product's integration tests run against (scripts/servers.sh). The tests generate a client from this document once and commit it; see ../README.md.
+/// A few endpoints of httpbin 0.10.4, the server the product's integration tests run against (scripts/servers.sh), and the event stream of scripts/event-stream-server.py (GET /numbers). The tests generate a client from this document once and commit it; see ../README.md.
 ///
 internal struct Client: APIProtocol {
     /// The underlying HTTP client.
@@ -610,6 +610,81 @@ internal struct Client: APIProtocol {
                         preconditionFailure("bestContentType chose an invalid content type.")
                     }
                     return .ok(.init(body: body))
+                default:
+                    return .undocumented(
+                        statusCode: response.status.code,
+                        .init(
+                            headerFields: response.headerFields,
+                            body: responseBody
+                        )
+                    )
+                }
+            }
+        )
+    }
+    /// Server-Sent Events 1...count (event "number", id n, data {"n": n}), resumed after Last-Event-ID; served by scripts/event-stream-server.py, not by httpbin.
+    ///
+    ///
+    /// - Remark: HTTP `GET /numbers`.
+    /// - Remark: Generated from `#/paths//numbers/get(getNumbers)`.
+    internal func getNumbers(_ input: Operations.GetNumbers.Input) async throws -> Operations.GetNumbers.Output {
+        try await client.send(
+            input: input,
+            forOperation: Operations.GetNumbers.id,
+            serializer: { input in
+                let path = try converter.renderedPath(
+                    template: "/numbers",
+                    parameters: []
+                )
+                var request: HTTPTypes.HTTPRequest = .init(
+                    soar_path: path,
+                    method: .get
+                )
+                suppressMutabilityWarning(&request)
+                try converter.setQueryItemAsURI(
+                    in: &request,
+                    style: .form,
+                    explode: true,
+                    name: "count",
+                    value: input.query.count
+                )
+                try converter.setHeaderFieldAsURI(
+                    in: &request.headerFields,
+                    name: "Last-Event-ID",
+                    value: input.headers.lastEventID
+                )
+                converter.setAcceptHeader(
+                    in: &request.headerFields,
+                    contentTypes: input.headers.accept
+                )
+                return (request, nil)
+            },
+            deserializer: { response, responseBody in
+                switch response.status.code {
+                case 200:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.GetNumbers.Output.Ok.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "text/event-stream"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "text/event-stream":
+                        body = try converter.getResponseBodyAsBinary(
+                            OpenAPIRuntime.HTTPBody.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .textEventStream(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .ok(.init(body: body))
+                case 204:
+                    return .noContent(.init())
                 default:
                     return .undocumented(
                         statusCode: response.status.code,

@@ -106,6 +106,21 @@ extension Components {
                 case token
             }
         }
+        /// - Remark: Generated from `#/components/schemas/Number`.
+        internal struct Number: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Number/n`.
+            internal var n: Swift.Int
+            /// Creates a new `Number`.
+            ///
+            /// - Parameters:
+            ///   - n:
+            internal init(n: Swift.Int) {
+                self.n = n
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case n
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/BasicAuthResult`.
         internal struct BasicAuthResult: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/BasicAuthResult/authenticated`.

@@ -50,6 +50,12 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /delay/{seconds}`.
     /// - Remark: Generated from `#/paths//delay/{seconds}/get(getDelayed)`.
     func getDelayed(_ input: Operations.GetDelayed.Input) async throws -> Operations.GetDelayed.Output
+    /// Server-Sent Events 1...count (event "number", id n, data {"n": n}), resumed after Last-Event-ID; served by scripts/event-stream-server.py, not by httpbin.
+    ///
+    ///
+    /// - Remark: HTTP `GET /numbers`.
+    /// - Remark: Generated from `#/paths//numbers/get(getNumbers)`.
+    func getNumbers(_ input: Operations.GetNumbers.Input) async throws -> Operations.GetNumbers.Output
 }
 
 /// Convenience overloads for operation inputs.
@@ -158,6 +164,20 @@ extension APIProtocol {
     ) async throws -> Operations.GetDelayed.Output {
         try await getDelayed(Operations.GetDelayed.Input(
             path: path,
+            headers: headers
+        ))
+    }
+    /// Server-Sent Events 1...count (event "number", id n, data {"n": n}), resumed after Last-Event-ID; served by scripts/event-stream-server.py, not by httpbin.
+    ///
+    ///
+    /// - Remark: HTTP `GET /numbers`.
+    /// - Remark: Generated from `#/paths//numbers/get(getNumbers)`.
+    internal func getNumbers(
+        query: Operations.GetNumbers.Input.Query,
+        headers: Operations.GetNumbers.Input.Headers = .init()
+    ) async throws -> Operations.GetNumbers.Output {
+        try await getNumbers(Operations.GetNumbers.Input(
+            query: query,
             headers: headers
         ))
     }
