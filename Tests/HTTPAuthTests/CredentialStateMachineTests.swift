@@ -36,10 +36,12 @@ import Testing
     }
 
     enum Event: String, CaseIterable, Sendable {
-        case request, refusalOfCurrent, refusalOfOlder, flowSucceeds, flowFails, staleFlowEnds, dropFlow, forget
+        case request, refusalOfCurrent, refusalOfOlder, flowSucceeds, flowFails, flowFailsForgetting, staleFlowEnds
+        case dropFlow, forget
     }
 
-    /// What happens, as text: the arrival or answer, then the situation and whether a credential is kept.
+    /// What happens, as text: the arrival or answer, then the situation and whether a credential is kept. A refused
+    /// credential is kept as the refresh's input, and due.
     static let table: [Start: [Event: String]] = [
         .noCredential: [
             .request: "start obtain → authorizing, none",
@@ -47,36 +49,40 @@ import Testing
             .refusalOfOlder: "start obtain → authorizing, none",
             .flowSucceeds: "nothing → idle, none",
             .flowFails: "nothing → idle, none",
+            .flowFailsForgetting: "nothing → idle, none",
             .staleFlowEnds: "nothing → idle, none",
             .dropFlow: "dropped none → idle, none",
             .forget: "forgot none → idle, none",
         ],
         .usable: [
             .request: "send k1 → authorized, k1",
-            .refusalOfCurrent: "start refresh k1 refused → authorizing, none",
+            .refusalOfCurrent: "start refresh k1 refused → authorizing, k1",
             .refusalOfOlder: "send k1 → authorized, k1",
             .flowSucceeds: "nothing → authorized, k1",
             .flowFails: "nothing → authorized, k1",
+            .flowFailsForgetting: "nothing → authorized, k1",
             .staleFlowEnds: "nothing → authorized, k1",
             .dropFlow: "dropped none → authorized, k1",
             .forget: "forgot k1 → idle, none",
         ],
         .due: [
             .request: "start refresh due-1 due → authorizing, due-1",
-            .refusalOfCurrent: "start refresh due-1 refused → authorizing, none",
+            .refusalOfCurrent: "start refresh due-1 refused → authorizing, due-1",
             .refusalOfOlder: "start refresh due-1 due → authorizing, due-1",
             .flowSucceeds: "nothing → needsRefresh, due-1",
             .flowFails: "nothing → needsRefresh, due-1",
+            .flowFailsForgetting: "nothing → needsRefresh, due-1",
             .staleFlowEnds: "nothing → needsRefresh, due-1",
             .dropFlow: "dropped none → needsRefresh, due-1",
             .forget: "forgot due-1 → idle, none",
         ],
         .refreshRequested: [
             .request: "start refresh k1 due → authorizing, k1",
-            .refusalOfCurrent: "start refresh k1 refused → authorizing, none",
+            .refusalOfCurrent: "start refresh k1 refused → authorizing, k1",
             .refusalOfOlder: "start refresh k1 due → authorizing, k1",
             .flowSucceeds: "nothing → needsRefresh, k1",
             .flowFails: "nothing → needsRefresh, k1",
+            .flowFailsForgetting: "nothing → needsRefresh, k1",
             .staleFlowEnds: "nothing → needsRefresh, k1",
             .dropFlow: "dropped none → needsRefresh, k1",
             .forget: "forgot k1 → idle, none",
@@ -87,19 +93,21 @@ import Testing
             .refusalOfOlder: "wait → authorizing, none",
             .flowSucceeds: "send new → authorized, new",
             .flowFails: "refuse cannotAuthenticate → idle, none",
+            .flowFailsForgetting: "refuse cannotAuthenticate → idle, none",
             .staleFlowEnds: "nothing → authorizing, none",
             .dropFlow: "dropped flow 1 → idle, none",
             .forget: "forgot none → authorizing, none",
         ],
         .refusedOnce: [
-            .request: "wait → authorizing, none",
-            .refusalOfCurrent: "wait → authorizing, none",
-            .refusalOfOlder: "wait → authorizing, none",
+            .request: "wait → authorizing, k1",
+            .refusalOfCurrent: "wait → authorizing, k1",
+            .refusalOfOlder: "wait → authorizing, k1",
             .flowSucceeds: "send new → authorized, new",
-            .flowFails: "refuse cannotAuthenticate → idle, none",
-            .staleFlowEnds: "nothing → authorizing, none",
-            .dropFlow: "dropped flow 2 → idle, none",
-            .forget: "forgot none → authorizing, none",
+            .flowFails: "refuse cannotAuthenticate → needsRefresh, k1",
+            .flowFailsForgetting: "refuse cannotAuthenticate → idle, none",
+            .staleFlowEnds: "nothing → authorizing, k1",
+            .dropFlow: "dropped flow 2 → needsRefresh, k1",
+            .forget: "forgot k1 → authorizing, none",
         ],
     ]
 
@@ -135,11 +143,15 @@ import Testing
         case .refusalOfOlder:
             outcome = Self.describe(
                 machine.requestArrived(refusing: machine.version &- 1, response: response, at: Self.now))
-        case .flowSucceeds, .flowFails, .staleFlowEnds:
+        case .flowSucceeds, .flowFails, .flowFailsForgetting, .staleFlowEnds:
             let id = machine.flow?.id ?? Machine.FlowID(rawValue: 99)
             let flow = event == .staleFlowEnds ? Machine.FlowID(rawValue: 99) : id
             let result: Result<String, any Error> =
-                event == .flowFails ? .failure(CancellationError()) : .success("new")
+                switch event {
+                case .flowFails: .failure(CancellationError())
+                case .flowFailsForgetting: .failure(CredentialFailure("rejected for good", forgetsCredential: true))
+                default: .success("new")
+                }
             outcome = Self.describe(machine.flowEnded(flow, with: result, at: Self.now))
         case .dropFlow:
             outcome = "dropped \(machine.dropFlow().map(\.description) ?? "none")"

@@ -6,19 +6,23 @@ import Testing
 
 /// The machine driven directly, without a loader: every state against every event, then whole flows.
 ///
-/// A row of the table is a state, reached from a new machine by a recipe of events; a column is an event. Each
-/// cell says where the machine is afterwards — its position (or, when no flow runs, its situation), the current
-/// access token, whether a reset is in progress — and what it asks its driver to do. Columns for the outcomes of
-/// the driver's actions default to "not an outcome this state waits for": nothing happens.
+/// A row of the table is a state, reached from a new machine by a recipe of events; a column is an event: a run
+/// started (to obtain tokens, or to refresh ones that are due or were just refused), the outcome of an action the
+/// machine asked for, a reset's interruption, a logout. Each cell says where the machine is afterwards and what it
+/// asks its driver to do. Columns for outcomes default to "not an outcome this state waits for": nothing happens.
+/// Which requests wait for a run, and when one starts, is the credential loader's machine's business
+/// (`CredentialStateMachineTests`).
 @Suite(.noHang) struct OAuthStateMachineTableTests {
     typealias Machine = OAuthStateMachine
 
     /// A state of the machine, and how to get there.
     enum Row: String, CaseIterable, CustomTestStringConvertible {
-        case idle, authorized, needsRefresh
+        /// Nothing known of saved credentials.
+        case idle
+        /// The saved credentials are known (none, or replaced by given ones).
+        case idleKnowingSavedCredentials
         case getSavedCredentials, discoveryForLogIn, logIn, getTokens, savingLoginCredentials
         case discoveryForRefresh, refreshTokens, savingRefreshedCredentials, deletingRejectedCredentials
-        case resetting
         case logOutReadingSavedCredentials, logOutDiscovery, logOutRevoking, logOutDeletingCredentials
         case logOutEndingSession
 
@@ -27,13 +31,12 @@ import Testing
 
     /// Something that happens to the machine.
     enum Column: String, CaseIterable, CustomTestStringConvertible {
-        /// A request needs a token.
-        case request
-        /// A `401` for a request sent with the current token.
-        case rejectedCurrentToken
-        /// A `401` for a request sent with a token replaced since.
-        case rejectedOlderToken
-        case setNeedsRefresh
+        /// A run to obtain tokens: there are none.
+        case obtain
+        /// A run to refresh a1, which is due.
+        case refreshDue
+        /// A run to refresh a1, which the server just refused.
+        case refreshRefused
         case savedCredentialsRead
         case noSavedCredentials
         /// The server answered with a discovery document.
@@ -54,9 +57,12 @@ import Testing
         case logoutPageClosed
         /// An outcome reported for a run that is not the current one (one a reset interrupted).
         case outcomeOfAnotherRun
-        case beginReset
+        /// A reset's first phase.
+        case interrupt
+        /// A reset's logout of a1.
         case logOut
-        case endReset
+        /// A reset's logout without credentials: the saved ones are read first.
+        case logOutWithoutCredentials
 
         var testDescription: String { rawValue }
 
@@ -64,15 +70,13 @@ import Testing
         /// acts on.
         var isOutcome: Bool {
             switch self {
-            case .request, .rejectedCurrentToken, .rejectedOlderToken, .setNeedsRefresh, .beginReset, .logOut,
-                .endReset:
-                false
+            case .obtain, .refreshDue, .refreshRefused, .interrupt, .logOut, .logOutWithoutCredentials: false
             default: true
             }
         }
     }
 
-    /// Where the machine is and what it asks for: `"<position or situation> <token>[ resetting]"` and a phrase.
+    /// Where the machine is and what it asks for.
     struct Cell: Equatable, CustomStringConvertible {
         var state: String
         var action: String
@@ -84,175 +88,121 @@ import Testing
     /// The expected cells, row by row. A column missing from a row is an outcome that row does not wait for: the
     /// machine stays as it was and does nothing. Every other column is listed.
     static let table: [Row: [Column: Cell]] = [
-        .idle: [
-            .request: Cell(state: "getSavedCredentials -", action: "start: read saved credentials"),
-            .rejectedCurrentToken: Cell(state: "getSavedCredentials -", action: "start: read saved credentials"),
-            .rejectedOlderToken: Cell(state: "getSavedCredentials -", action: "start: read saved credentials"),
-            .setNeedsRefresh: Cell(state: "idle -", action: "—"),
-            .beginReset: Cell(state: "idle - resetting", action: "fail waiters (resetInProgress)"),
-            .logOut: Cell(state: "logOutReadingSavedCredentials -", action: "log out: read saved credentials"),
-            .endReset: Cell(state: "idle -", action: "—"),
-        ],
-        .authorized: [
-            .request: Cell(state: "authorized a1", action: "send with a1"),
-            .rejectedCurrentToken: Cell(state: "discovery a1", action: "start: send GET discovery"),
-            .rejectedOlderToken: Cell(state: "authorized a1", action: "send with a1"),
-            .setNeedsRefresh: Cell(state: "needsRefresh a1", action: "—"),
-            .beginReset: Cell(state: "authorized a1 resetting", action: "fail waiters (resetInProgress)"),
-            .logOut: Cell(state: "logOutDiscovery -", action: "log out: send GET discovery"),
-            .endReset: Cell(state: "authorized a1", action: "—"),
-        ],
-        .needsRefresh: [
-            .request: Cell(state: "discovery a1", action: "start: send GET discovery"),
-            .rejectedCurrentToken: Cell(state: "discovery a1", action: "start: send GET discovery"),
-            .rejectedOlderToken: Cell(state: "discovery a1", action: "start: send GET discovery"),
-            .setNeedsRefresh: Cell(state: "needsRefresh a1", action: "—"),
-            .beginReset: Cell(state: "needsRefresh a1 resetting", action: "fail waiters (resetInProgress)"),
-            .logOut: Cell(state: "logOutDiscovery -", action: "log out: send GET discovery"),
-            .endReset: Cell(state: "needsRefresh a1", action: "—"),
-        ],
-        .getSavedCredentials: running(
-            "getSavedCredentials -", token: nil,
+        .idle: common("idle", knowsSaved: false, endpointsKnown: false, [:]),
+        .idleKnowingSavedCredentials: common("idle", knowsSaved: true, endpointsKnown: false, [:]),
+        .getSavedCredentials: common(
+            "getSavedCredentials", knowsSaved: false, endpointsKnown: false,
             [
-                .savedCredentialsRead: Cell(state: "authorized s1", action: "finish: grant s1 (logged in)"),
-                .noSavedCredentials: Cell(state: "discovery -", action: "send GET discovery"),
+                .savedCredentialsRead: Cell(state: "idle", action: "finish: authorized s1 (logged in)"),
+                .noSavedCredentials: Cell(state: "discovery", action: "send GET discovery"),
             ]),
-        .discoveryForLogIn: running(
-            "discovery -", token: nil,
+        .discoveryForLogIn: common(
+            "discovery", knowsSaved: false, endpointsKnown: false,
             [
-                .discoveryDocument: Cell(state: "logIn -", action: "show login"),
-                .tokenResponse: Cell(state: "idle -", action: "finish: refuse discoveryFailed"),
-                .invalidGrant: Cell(state: "idle -", action: "finish: refuse discoveryFailed"),
-                .unreachable: Cell(state: "idle -", action: "finish: refuse discoveryFailed"),
+                .discoveryDocument: Cell(state: "logIn", action: "show login"),
+                .tokenResponse: Cell(state: "idle", action: "finish: fail discoveryFailed"),
+                .invalidGrant: Cell(state: "idle", action: "finish: fail discoveryFailed"),
+                .unreachable: Cell(state: "idle", action: "finish: fail discoveryFailed"),
             ]),
-        .logIn: running(
-            "logIn -", token: nil,
+        .logIn: common(
+            "logIn", knowsSaved: false, endpointsKnown: true,
             [
-                .loginRedirected: Cell(state: "getTokens -", action: "send POST /token authorization_code"),
-                .loginCancelled: Cell(state: "idle -", action: "finish: refuse loginCancelled"),
-                .loginFailed: Cell(state: "idle -", action: "finish: refuse loginFailed"),
-                .noDelegate: Cell(state: "idle -", action: "finish: refuse noDelegate"),
+                .loginRedirected: Cell(state: "getTokens", action: "send POST /token authorization_code"),
+                .loginCancelled: Cell(state: "idle", action: "finish: fail loginCancelled"),
+                .loginFailed: Cell(state: "idle", action: "finish: fail loginFailed"),
+                .noDelegate: Cell(state: "idle", action: "finish: fail noDelegate"),
             ]),
-        .getTokens: running(
-            "getTokens -", token: nil,
+        .getTokens: common(
+            "getTokens", knowsSaved: false, endpointsKnown: true,
             [
-                .discoveryDocument: Cell(state: "idle -", action: "finish: refuse invalidTokenResponse"),
-                .tokenResponse: Cell(state: "savingCredentials -", action: "save a2"),
-                .invalidGrant: Cell(state: "idle -", action: "finish: refuse tokenRequestFailed"),
-                .unreachable: Cell(state: "idle -", action: "finish: refuse endpointUnreachable"),
+                .discoveryDocument: Cell(state: "idle", action: "finish: fail invalidTokenResponse"),
+                .tokenResponse: Cell(state: "savingCredentials", action: "save a2"),
+                .invalidGrant: Cell(state: "idle", action: "finish: fail tokenRequestFailed"),
+                .unreachable: Cell(state: "idle", action: "finish: fail endpointUnreachable"),
             ]),
-        .savingLoginCredentials: running(
-            "savingCredentials -", token: nil,
-            [.credentialsSaved: Cell(state: "authorized a2", action: "finish: grant a2 (logged in)")]),
-        .discoveryForRefresh: running(
-            "discovery a1", token: "a1",
+        .savingLoginCredentials: common(
+            "savingCredentials", knowsSaved: false, endpointsKnown: true,
+            [.credentialsSaved: Cell(state: "idle", action: "finish: authorized a2 (logged in)")]),
+        .discoveryForRefresh: common(
+            "discovery", knowsSaved: true, endpointsKnown: false,
             [
-                .discoveryDocument: Cell(state: "refreshTokens a1", action: "send POST /token refresh_token"),
-                .tokenResponse: Cell(state: "needsRefresh a1", action: "finish: refuse discoveryFailed"),
-                .invalidGrant: Cell(state: "needsRefresh a1", action: "finish: refuse discoveryFailed"),
-                .unreachable: Cell(state: "needsRefresh a1", action: "finish: refuse discoveryFailed"),
+                .discoveryDocument: Cell(state: "refreshTokens", action: "send POST /token refresh_token"),
+                .tokenResponse: Cell(state: "idle", action: "finish: fail discoveryFailed"),
+                .invalidGrant: Cell(state: "idle", action: "finish: fail discoveryFailed"),
+                .unreachable: Cell(state: "idle", action: "finish: fail discoveryFailed"),
             ]),
-        .refreshTokens: running(
-            "refreshTokens a1", token: "a1", endpointsKnown: true,
+        .refreshTokens: common(
+            "refreshTokens", knowsSaved: true, endpointsKnown: true,
             [
-                .discoveryDocument: Cell(state: "needsRefresh a1", action: "finish: refuse invalidTokenResponse"),
-                .tokenResponse: Cell(state: "savingCredentials a1", action: "save a2"),
-                .invalidGrant: Cell(state: "deletingRejectedCredentials a1", action: "delete saved credentials"),
-                .unreachable: Cell(state: "needsRefresh a1", action: "finish: refuse endpointUnreachable"),
+                .discoveryDocument: Cell(state: "idle", action: "finish: fail invalidTokenResponse"),
+                .tokenResponse: Cell(state: "savingCredentials", action: "save a2"),
+                .invalidGrant: Cell(state: "deletingRejectedCredentials", action: "delete saved credentials"),
+                .unreachable: Cell(state: "idle", action: "finish: fail endpointUnreachable"),
             ]),
-        .savingRefreshedCredentials: running(
-            "savingCredentials a1", token: "a1", endpointsKnown: true,
-            [.credentialsSaved: Cell(state: "authorized a2", action: "finish: grant a2 (refreshed)")]),
-        .deletingRejectedCredentials: running(
-            "deletingRejectedCredentials a1", token: "a1", endpointsKnown: true,
-            [.savedCredentialsDeleted: Cell(state: "logIn a1", action: "show login")]),
-        .resetting: [
-            .request: Cell(state: "authorized a1 resetting", action: "refuse resetInProgress"),
-            .rejectedCurrentToken: Cell(state: "authorized a1 resetting", action: "refuse resetInProgress"),
-            .rejectedOlderToken: Cell(state: "authorized a1 resetting", action: "refuse resetInProgress"),
-            .setNeedsRefresh: Cell(state: "needsRefresh a1 resetting", action: "—"),
-            .beginReset: Cell(state: "authorized a1 resetting", action: "fail waiters (resetInProgress)"),
-            .logOut: Cell(state: "logOutDiscovery - resetting", action: "log out: send GET discovery"),
-            .endReset: Cell(state: "authorized a1", action: "—"),
-        ],
-        .logOutReadingSavedCredentials: loggingOut(
-            "logOutReadingSavedCredentials",
+        .savingRefreshedCredentials: common(
+            "savingCredentials", knowsSaved: true, endpointsKnown: true,
+            [.credentialsSaved: Cell(state: "idle", action: "finish: authorized a2 (refreshed)")]),
+        .deletingRejectedCredentials: common(
+            "deletingRejectedCredentials", knowsSaved: true, endpointsKnown: true,
+            [.savedCredentialsDeleted: Cell(state: "logIn", action: "show login")]),
+        .logOutReadingSavedCredentials: common(
+            "logOutReadingSavedCredentials", knowsSaved: false, endpointsKnown: false,
             [
-                .savedCredentialsRead: Cell(state: "logOutDiscovery - resetting", action: "send GET discovery"),
-                .noSavedCredentials: Cell(
-                    state: "logOutDeletingCredentials - resetting", action: "delete saved credentials"),
+                .savedCredentialsRead: Cell(state: "logOutDiscovery", action: "send GET discovery"),
+                .noSavedCredentials: Cell(state: "logOutDeletingCredentials", action: "delete saved credentials"),
             ]),
-        .logOutDiscovery: loggingOut(
-            "logOutDiscovery",
+        .logOutDiscovery: common(
+            "logOutDiscovery", knowsSaved: false, endpointsKnown: false,
             [
-                .discoveryDocument: Cell(
-                    state: "logOutRevoking - resetting", action: "send POST /revoke refresh_token, not interruptible"),
+                .discoveryDocument: Cell(state: "logOutRevoking", action: "send POST /revoke refresh_token"),
                 // Without endpoints there is nothing to revoke; the logout goes on.
-                .tokenResponse: Cell(
-                    state: "logOutDeletingCredentials - resetting", action: "delete saved credentials"),
-                .invalidGrant: Cell(state: "logOutDeletingCredentials - resetting", action: "delete saved credentials"),
-                .unreachable: Cell(state: "logOutDeletingCredentials - resetting", action: "delete saved credentials"),
+                .tokenResponse: Cell(state: "logOutDeletingCredentials", action: "delete saved credentials"),
+                .invalidGrant: Cell(state: "logOutDeletingCredentials", action: "delete saved credentials"),
+                .unreachable: Cell(state: "logOutDeletingCredentials", action: "delete saved credentials"),
             ]),
-        .logOutRevoking: loggingOut(
-            "logOutRevoking",
+        .logOutRevoking: common(
+            "logOutRevoking", knowsSaved: false, endpointsKnown: true,
             // Whatever the answer, the access token is revoked next; a failure is reported when the logout ends.
             [
-                .discoveryDocument: Cell(
-                    state: "logOutRevoking - resetting", action: "send POST /revoke access_token, not interruptible"),
-                .tokenResponse: Cell(
-                    state: "logOutRevoking - resetting", action: "send POST /revoke access_token, not interruptible"),
-                .invalidGrant: Cell(
-                    state: "logOutRevoking - resetting", action: "send POST /revoke access_token, not interruptible"),
-                .unreachable: Cell(
-                    state: "logOutRevoking - resetting", action: "send POST /revoke access_token, not interruptible"),
+                .discoveryDocument: Cell(state: "logOutRevoking", action: "send POST /revoke access_token"),
+                .tokenResponse: Cell(state: "logOutRevoking", action: "send POST /revoke access_token"),
+                .invalidGrant: Cell(state: "logOutRevoking", action: "send POST /revoke access_token"),
+                .unreachable: Cell(state: "logOutRevoking", action: "send POST /revoke access_token"),
             ]),
-        .logOutDeletingCredentials: loggingOut(
-            "logOutDeletingCredentials",
-            [.savedCredentialsDeleted: Cell(state: "logOutEndingSession - resetting", action: "show logout")]),
-        .logOutEndingSession: loggingOut(
-            "logOutEndingSession",
-            [.logoutPageClosed: Cell(state: "idle - resetting", action: "finish logout (no problem)")]),
+        .logOutDeletingCredentials: common(
+            "logOutDeletingCredentials", knowsSaved: false, endpointsKnown: true,
+            [.savedCredentialsDeleted: Cell(state: "logOutEndingSession", action: "show logout")]),
+        .logOutEndingSession: common(
+            "logOutEndingSession", knowsSaved: false, endpointsKnown: true,
+            [.logoutPageClosed: Cell(state: "idle", action: "finish logout (no problem)")]),
     ]
 
-    /// The cells of a row where a flow runs: requests wait for it, a reset drops it, a logout replaces it.
-    static func running(
-        _ state: String, token: String?, endpointsKnown: Bool = false, _ outcomes: [Column: Cell]
+    /// A row's cells for the columns every state answers: a run started replaces what runs (the loader starts one
+    /// only when none runs) — reading the saved credentials while they are unknown, then a login or a refresh,
+    /// after Discovery while the endpoints are unknown; an interruption drops a run but never a logout; a logout
+    /// revokes, or reads the saved credentials first.
+    static func common(
+        _ state: String, knowsSaved: Bool, endpointsKnown: Bool, _ outcomes: [Column: Cell]
     ) -> [Column: Cell] {
-        let before = state
-        let token = token ?? "-"
-        // After a login's discovery, a logout has no credentials to revoke; after a refresh's, it revokes them.
-        let logOut =
-            endpointsKnown
-            ? Cell(state: "logOutRevoking -", action: "log out: send POST /revoke refresh_token, not interruptible")
-            : token == "-"
-                ? Cell(state: "logOutReadingSavedCredentials -", action: "log out: read saved credentials")
-                : Cell(state: "logOutDiscovery -", action: "log out: send GET discovery")
-        let idleAfterReset = token == "-" ? "idle - resetting" : "needsRefresh \(token) resetting"
+        let discovery = Cell(state: "discovery", action: "start: send GET discovery")
+        let obtain =
+            !knowsSaved
+            ? Cell(state: "getSavedCredentials", action: "start: read saved credentials")
+            : endpointsKnown ? Cell(state: "logIn", action: "start: show login") : discovery
+        let refresh =
+            endpointsKnown ? Cell(state: "refreshTokens", action: "start: send POST /token refresh_token") : discovery
+        let isRun = !state.hasPrefix("logOut") && state != "idle"
         return outcomes.merging(
             [
-                .request: Cell(state: before, action: "wait"),
-                .rejectedCurrentToken: Cell(state: before, action: "wait"),
-                .rejectedOlderToken: Cell(state: before, action: "wait"),
-                .setNeedsRefresh: Cell(state: before, action: "—"),
-                .beginReset: Cell(state: idleAfterReset, action: "fail waiters (resetInProgress), interrupt the run"),
-                .logOut: logOut,
-                .endReset: Cell(state: before, action: "—"),
-            ],
-            uniquingKeysWith: { outcome, _ in outcome })
-    }
-
-    /// The cells of a row where a logout runs, during a reset: requests are refused, another logout joins.
-    static func loggingOut(_ position: String, _ outcomes: [Column: Cell]) -> [Column: Cell] {
-        let before = "\(position) - resetting"
-        return outcomes.merging(
-            [
-                .request: Cell(state: before, action: "refuse resetInProgress"),
-                .rejectedCurrentToken: Cell(state: before, action: "refuse resetInProgress"),
-                .rejectedOlderToken: Cell(state: before, action: "refuse resetInProgress"),
-                .setNeedsRefresh: Cell(state: before, action: "—"),
-                .beginReset: Cell(state: before, action: "fail waiters (resetInProgress)"),
-                .logOut: Cell(state: before, action: "join the logout"),
-                .endReset: Cell(state: "\(position) -", action: "—"),
+                .obtain: obtain,
+                .refreshDue: refresh,
+                .refreshRefused: refresh,
+                .interrupt: isRun ? Cell(state: "idle", action: "interrupt the run") : Cell(state: state, action: "—"),
+                .logOut: endpointsKnown
+                    ? Cell(state: "logOutRevoking", action: "log out: send POST /revoke refresh_token")
+                    : Cell(state: "logOutDiscovery", action: "log out: send GET discovery"),
+                .logOutWithoutCredentials: Cell(
+                    state: "logOutReadingSavedCredentials", action: "log out: read saved credentials"),
             ],
             uniquingKeysWith: { outcome, _ in outcome })
     }
@@ -273,24 +223,19 @@ import Testing
         let machine = try Self.machine(in: row)
         let expected: String =
             switch row {
-            case .idle: "idle -"
-            case .authorized: "authorized a1"
-            case .needsRefresh: "needsRefresh a1"
-            case .getSavedCredentials: "getSavedCredentials -"
-            case .discoveryForLogIn: "discovery -"
-            case .logIn: "logIn -"
-            case .getTokens: "getTokens -"
-            case .savingLoginCredentials: "savingCredentials -"
-            case .discoveryForRefresh: "discovery a1"
-            case .refreshTokens: "refreshTokens a1"
-            case .savingRefreshedCredentials: "savingCredentials a1"
-            case .deletingRejectedCredentials: "deletingRejectedCredentials a1"
-            case .resetting: "authorized a1 resetting"
-            case .logOutReadingSavedCredentials: "logOutReadingSavedCredentials - resetting"
-            case .logOutDiscovery: "logOutDiscovery - resetting"
-            case .logOutRevoking: "logOutRevoking - resetting"
-            case .logOutDeletingCredentials: "logOutDeletingCredentials - resetting"
-            case .logOutEndingSession: "logOutEndingSession - resetting"
+            case .idle, .idleKnowingSavedCredentials: "idle"
+            case .getSavedCredentials: "getSavedCredentials"
+            case .discoveryForLogIn, .discoveryForRefresh: "discovery"
+            case .logIn: "logIn"
+            case .getTokens: "getTokens"
+            case .savingLoginCredentials, .savingRefreshedCredentials: "savingCredentials"
+            case .refreshTokens: "refreshTokens"
+            case .deletingRejectedCredentials: "deletingRejectedCredentials"
+            case .logOutReadingSavedCredentials: "logOutReadingSavedCredentials"
+            case .logOutDiscovery: "logOutDiscovery"
+            case .logOutRevoking: "logOutRevoking"
+            case .logOutDeletingCredentials: "logOutDeletingCredentials"
+            case .logOutEndingSession: "logOutEndingSession"
             }
         #expect(Self.describe(machine) == expected)
     }
@@ -300,20 +245,18 @@ import Testing
     static func machine(in row: Row) throws -> Machine {
         switch row {
         case .idle: return makeMachine()
-        case .authorized: return makeMachine(credentials: validA1)
-        case .needsRefresh: return makeMachine(credentials: expiringA1)
-        case .getSavedCredentials: return try reach(makeMachine(), [.request])
+        case .idleKnowingSavedCredentials: return makeMachine(knowsSavedCredentials: true)
+        case .getSavedCredentials: return try reach(makeMachine(), [.obtain])
         case .discoveryForLogIn: return try reach(machine(in: .getSavedCredentials), [.noSavedCredentials])
         case .logIn: return try reach(machine(in: .discoveryForLogIn), [.discoveryDocument])
         case .getTokens: return try reach(machine(in: .logIn), [.loginRedirected])
         case .savingLoginCredentials: return try reach(machine(in: .getTokens), [.tokenResponse])
-        case .discoveryForRefresh: return try reach(makeMachine(credentials: expiringA1), [.request])
+        case .discoveryForRefresh: return try reach(makeMachine(knowsSavedCredentials: true), [.refreshDue])
         case .refreshTokens: return try reach(machine(in: .discoveryForRefresh), [.discoveryDocument])
         case .savingRefreshedCredentials: return try reach(machine(in: .refreshTokens), [.tokenResponse])
         case .deletingRejectedCredentials: return try reach(machine(in: .refreshTokens), [.invalidGrant])
-        case .resetting: return try reach(makeMachine(credentials: validA1), [.beginReset])
-        case .logOutReadingSavedCredentials: return try reach(makeMachine(), [.beginReset, .logOut])
-        case .logOutDiscovery: return try reach(makeMachine(credentials: validA1), [.beginReset, .logOut])
+        case .logOutReadingSavedCredentials: return try reach(makeMachine(), [.logOutWithoutCredentials])
+        case .logOutDiscovery: return try reach(makeMachine(), [.logOut])
         case .logOutRevoking: return try reach(machine(in: .logOutDiscovery), [.discoveryDocument])
         case .logOutDeletingCredentials:
             return try reach(machine(in: .logOutRevoking), [.tokenResponse, .tokenResponse])
@@ -336,17 +279,9 @@ import Testing
             describe(machine.handle(event, of: id, at: now))
         }
         switch column {
-        case .request:
-            return describe(machine.requestArrived(at: now))
-        case .rejectedCurrentToken:
-            let current = machine.credentials.map { Machine.Grant($0, refreshWindow: .seconds(60)) }
-            return describe(machine.requestArrived(rejecting: current, at: now))
-        case .rejectedOlderToken:
-            let older = Machine.Grant(OAuthCredentials(accessToken: "a0"), refreshWindow: .seconds(60))
-            return describe(machine.requestArrived(rejecting: older, at: now))
-        case .setNeedsRefresh:
-            machine.setNeedsRefresh()
-            return "—"
+        case .obtain: return "start: " + describe(machine.start(.obtain, at: now).1)
+        case .refreshDue: return "start: " + describe(machine.start(.refresh(expiringA1, refused: false), at: now).1)
+        case .refreshRefused: return "start: " + describe(machine.start(.refresh(expiringA1, refused: true), at: now).1)
         case .savedCredentialsRead: return outcome(.savedCredentialsRead(savedS1))
         case .noSavedCredentials: return outcome(.savedCredentialsRead(nil))
         case .discoveryDocument: return outcome(.responseReceived(response(json: discoveryDocument)))
@@ -364,62 +299,33 @@ import Testing
         case .logoutPageClosed: return outcome(.logoutPageClosed)
         case .outcomeOfAnotherRun:
             return outcome(.credentialsSaved, of: Machine.RunID(rawValue: run.rawValue + 1_000))
-        case .beginReset:
-            return describe(machine.beginReset())
-        case .logOut:
-            return describe(machine.logOut())
-        case .endReset:
-            machine.endReset()
-            return "—"
+        case .interrupt:
+            return machine.interrupt() == nil ? "—" : "interrupt the run"
+        case .logOut: return "log out: " + describe(machine.logOut(validA1).1)
+        case .logOutWithoutCredentials: return "log out: " + describe(machine.logOut(nil).1)
         }
     }
 
     // MARK: - Descriptions
 
-    static func describe(_ machine: Machine) -> String {
-        let position =
-            machine.position == .idle ? "\(machine.situation(at: now))" : machine.position.rawValue
-        let token = machine.credentials?.accessToken ?? "-"
-        return "\(position) \(token)" + (machine.isResetting ? " resetting" : "")
-    }
-
-    static func describe(_ arrival: Machine.Arrival) -> String {
-        switch arrival {
-        case .send(let grant): "send with \(grant.token)"
-        case .wait: "wait"
-        case .start(_, let action): "start: " + describe(action)
-        case .refuse(let refusal): "refuse \(refusal.code)"
-        }
-    }
-
-    static func describe(_ interruption: Machine.Interruption) -> String {
-        "fail waiters (\(interruption.refusal.code))"
-            + (interruption.interruptedRun == nil ? "" : ", interrupt the run")
-    }
-
-    static func describe(_ start: Machine.LogoutStart) -> String {
-        switch start {
-        case .run(_, let action): "log out: " + describe(action)
-        case .join: "join the logout"
-        }
-    }
+    static func describe(_ machine: Machine) -> String { machine.position.rawValue }
 
     static func describe(_ action: Machine.Action) -> String {
         switch action {
         case .readSavedCredentials: return "read saved credentials"
-        case .send(let request, let isInterruptible):
+        case .send(let request):
             guard request.method == .post else { return "send GET discovery" }
             let form = formFields(of: request)
             let field = form["grant_type"] ?? form["token_type_hint"] ?? "?"
-            return "send POST \(request.path) \(field)" + (isInterruptible ? "" : ", not interruptible")
+            return "send POST \(request.path) \(field)"
         case .showLogin: return "show login"
         case .save(let credentials): return "save \(credentials.accessToken)"
         case .deleteSavedCredentials: return "delete saved credentials"
         case .showLogout: return "show logout"
-        case .finish(.granted(let grant), let session):
-            return "finish: grant \(grant.token)" + (session.map { " (\($0))" } ?? "")
-        case .finish(.refused(let refusal), let session):
-            return "finish: refuse \(refusal.reason.map { "\($0.code)" } ?? "\(refusal.code)")"
+        case .finish(.authorized(let credentials), let session):
+            return "finish: authorized \(credentials.accessToken)" + (session.map { " (\($0))" } ?? "")
+        case .finish(.failed(let error, let forgets), let session):
+            return "finish: fail \(error.code)" + (forgets ? ", forgetting the credentials" : "")
                 + (session.map { " (\($0))" } ?? "")
         case .finishLogout(let problem):
             return "finish logout (\(problem.map { "\($0.code)" } ?? "no problem"))"
@@ -439,9 +345,10 @@ private let fixedSecrets = OAuthStateMachine.LoginSecrets(
     pkce: try! PKCE(verifier: String(repeating: "v", count: 43)), state: "state-1", nonce: "nonce-1")
 
 private func makeMachine(
-    configuration: OAuthConfiguration = machineConfiguration, credentials: OAuthCredentials? = nil
+    configuration: OAuthConfiguration = machineConfiguration, knowsSavedCredentials: Bool = false
 ) -> OAuthStateMachine {
-    OAuthStateMachine(configuration: configuration, credentials: credentials, makeLoginSecrets: { fixedSecrets })
+    OAuthStateMachine(
+        configuration: configuration, knowsSavedCredentials: knowsSavedCredentials, makeLoginSecrets: { fixedSecrets })
 }
 
 /// Valid for an hour.
@@ -514,24 +421,21 @@ private func formFields(of request: HTTPRequest) -> [String: String] {
             endpoints: endpoints, scopes: scopes, onInvalidGrant: onInvalidGrant, refreshLimit: refreshLimit)
     }
 
-    /// Starts a run with a request and returns it with its first action.
+    /// Starts a run to obtain tokens, or to refresh `credentials`.
     private func start(
-        _ machine: inout Machine, at time: Date = now, sourceLocation: SourceLocation = #_sourceLocation
-    ) throws -> (Machine.RunID, Machine.Action) {
-        guard case .start(let run, let action) = machine.requestArrived(at: time) else {
-            Issue.record("no run started", sourceLocation: sourceLocation)
-            throw CancellationError()
-        }
-        return (run, action)
+        _ machine: inout Machine, refreshing credentials: OAuthCredentials? = nil, refused: Bool = false,
+        at time: Date = now
+    ) -> (Machine.RunID, Machine.Action) {
+        machine.start(credentials.map { .refresh($0, refused: refused) } ?? .obtain, at: time)
     }
 
     private func describe(_ action: Machine.Action) -> String { OAuthStateMachineTableTests.describe(action) }
 
     @Test func aLoginReadsSavedCredentialsDiscoversLogsInAndRedeemsTheCodeWithItsVerifier() throws {
         var machine = makeMachine()
-        let (run, first) = try start(&machine)
+        let (run, first) = start(&machine)
         #expect(describe(first) == "read saved credentials")
-        guard case .send(let discovery, true) = machine.handle(.savedCredentialsRead(nil), of: run, at: now) else {
+        guard case .send(let discovery) = machine.handle(.savedCredentialsRead(nil), of: run, at: now) else {
             Issue.record("no discovery")
             return
         }
@@ -547,7 +451,7 @@ private func formFields(of request: HTTPRequest) -> [String: String] {
         #expect(page.queryValue("code_challenge") == fixedSecrets.pkce.challenge)
         #expect(page.queryValue("client_id") == "test-app" && page.queryValue("scope") == "openid")
 
-        guard case .send(let redemption, true) = machine.handle(.loginAnswered(.redirected(callback)), of: run, at: now)
+        guard case .send(let redemption) = machine.handle(.loginAnswered(.redirected(callback)), of: run, at: now)
         else {
             Issue.record("the code was not redeemed")
             return
@@ -560,16 +464,16 @@ private func formFields(of request: HTTPRequest) -> [String: String] {
 
         let tokens = machine.handle(.responseReceived(response(json: try tokenResponse())), of: run, at: now)
         #expect(describe(tokens) == "save a2")
-        #expect(machine.credentials == nil, "new credentials are current only once the run is done")
-        #expect(describe(machine.handle(.credentialsSaved, of: run, at: now)) == "finish: grant a2 (logged in)")
-        #expect(machine.credentials?.refreshToken == "r2")
+        let done = machine.handle(.credentialsSaved, of: run, at: now)
+        #expect(describe(done) == "finish: authorized a2 (logged in)")
+        guard case .finish(.authorized(let credentials), _) = done else { return }
+        #expect(credentials.refreshToken == "r2" && credentials.authorizationHeaderValue == "Bearer a2")
         #expect(machine.lastPath == [.getSavedCredentials, .discovery, .logIn, .getTokens, .done])
-        #expect(machine.grant(usableAt: now)?.authorization == "Bearer a2")
     }
 
     @Test func withoutTheOpenIDScopeALoginSendsNoNonceAndNeedsNoIDToken() throws {
         var machine = makeMachine(configuration: Self.configuration(scopes: ["read"]))
-        let (run, first) = try start(&machine)
+        let (run, first) = start(&machine)
         #expect(describe(first) == "read saved credentials")
         guard case .showLogin(let page) = machine.handle(.savedCredentialsRead(nil), of: run, at: now) else {
             Issue.record("no login page")
@@ -583,56 +487,55 @@ private func formFields(of request: HTTPRequest) -> [String: String] {
 
     @Test func aCallbackWithAnotherStateFailsTheRunWithoutRedeemingItsCode() throws {
         var machine = makeMachine(configuration: Self.configuration())
-        let (run, _) = try start(&machine)
+        let (run, _) = start(&machine)
         _ = machine.handle(.savedCredentialsRead(nil), of: run, at: now)
         let forged = URL(string: "com.example.app:/oauth/callback?code=c0de&state=forged")!
         let action = machine.handle(.loginAnswered(.redirected(forged)), of: run, at: now)
-        #expect(describe(action) == "finish: refuse stateMismatch")
+        #expect(describe(action) == "finish: fail stateMismatch")
         #expect(machine.lastPath == [.getSavedCredentials, .logIn])
     }
 
     @Test func aLoginTokenDeadOnArrivalFailsWithoutARefreshTokenAndIsRefreshedWithOne() throws {
         for (refreshToken, expected) in [
-            (nil, "finish: refuse invalidTokenResponse"), ("r2", "send POST /token refresh_token"),
+            (nil, "finish: fail invalidTokenResponse"), ("r2", "send POST /token refresh_token"),
         ] {
             var machine = makeMachine(configuration: Self.configuration())
-            let (run, _) = try start(&machine)
+            let (run, _) = start(&machine)
             _ = machine.handle(.savedCredentialsRead(nil), of: run, at: now)
             _ = machine.handle(.loginAnswered(.redirected(callback)), of: run, at: now)
             let body = try tokenResponse(lifetime: 0, refreshToken: refreshToken)
             #expect(describe(machine.handle(.responseReceived(response(json: body)), of: run, at: now)) == "save a2")
             #expect(describe(machine.handle(.credentialsSaved, of: run, at: now)) == expected)
-            #expect(machine.credentials == nil, "a dead token is never current")
         }
     }
 
     @Test func aRefreshedTokenDeadOnArrivalIsRefreshedAgainUntilTheRefreshLimit() throws {
         let limit = OAuthConfiguration.RefreshLimit(maximumRefreshes: 2, window: .seconds(60))
-        var machine = makeMachine(configuration: Self.configuration(refreshLimit: limit), credentials: expiringA1)
-        let (run, first) = try start(&machine)
+        var machine = makeMachine(configuration: Self.configuration(refreshLimit: limit), knowsSavedCredentials: true)
+        let (run, first) = start(&machine, refreshing: expiringA1)
         #expect(describe(first) == "send POST /token refresh_token")
         let dead = try tokenResponse(lifetime: 0, refreshToken: nil)
-        for expected in ["send POST /token refresh_token", "finish: refuse refreshLoop"] {
+        for expected in ["send POST /token refresh_token", "finish: fail refreshLoop"] {
             #expect(describe(machine.handle(.responseReceived(response(json: dead)), of: run, at: now)) == "save a2")
             #expect(describe(machine.handle(.credentialsSaved, of: run, at: now)) == expected)
         }
         #expect(machine.lastPath == [.refreshTokens, .refreshTokens, .refreshTokens])
-        #expect(machine.credentials?.accessToken == "a1", "the dead tokens were never made current")
     }
 
     /// Issue 26: healthy refreshes never count against the limit, however many within its window.
     @Test func healthyRefreshesNeverTripTheRefreshLimit() throws {
         let limit = OAuthConfiguration.RefreshLimit(maximumRefreshes: 2, window: .seconds(60))
-        var machine = makeMachine(configuration: Self.configuration(refreshLimit: limit), credentials: validA1)
+        var machine = makeMachine(configuration: Self.configuration(refreshLimit: limit), knowsSavedCredentials: true)
+        var current = validA1
         for index in 0..<10 {
-            machine.setNeedsRefresh()
-            let (run, first) = try start(&machine)
+            let (run, first) = start(&machine, refreshing: current)
             #expect(describe(first) == "send POST /token refresh_token", "refresh \(index + 1)")
             let body = try tokenResponse(accessToken: "a\(index + 2)")
             _ = machine.handle(.responseReceived(response(json: body)), of: run, at: now)
-            #expect(
-                describe(machine.handle(.credentialsSaved, of: run, at: now))
-                    == "finish: grant a\(index + 2) (refreshed)")
+            let done = machine.handle(.credentialsSaved, of: run, at: now)
+            #expect(describe(done) == "finish: authorized a\(index + 2) (refreshed)")
+            guard case .finish(.authorized(let new), _) = done else { return }
+            current = new
         }
     }
 
@@ -640,95 +543,71 @@ private func formFields(of request: HTTPRequest) -> [String: String] {
     /// window is refused, one after it is allowed. A rejected login token does not count.
     @Test func theRefreshLimitRefusesAThirdRejectedRefreshWithinItsWindowAndAllowsOneAfter() throws {
         let limit = OAuthConfiguration.RefreshLimit(maximumRefreshes: 2, window: .seconds(60))
-        var machine = makeMachine(configuration: Self.configuration(refreshLimit: limit), credentials: validA1)
+        var machine = makeMachine(configuration: Self.configuration(refreshLimit: limit), knowsSavedCredentials: true)
         // a1 was given, not refreshed: its rejection starts a refresh and does not count.
+        var current = validA1
         for index in 0..<3 {
-            let current = try #require(machine.grant(usableAt: now))
-            guard case .start(let run, let first) = machine.requestArrived(rejecting: current, at: now) else {
-                Issue.record("the rejection of \(current.token) started no run")
-                return
-            }
+            let (run, first) = start(&machine, refreshing: current, refused: true)
             if index == 2 {
-                #expect(describe(first) == "finish: refuse refreshLoop")
-                guard case .finish(.refused(let refusal), nil) = first else { return }
-                #expect(refusal.reason == .refreshLoop(refreshes: 2, window: .seconds(60)))
+                #expect(describe(first) == "finish: fail refreshLoop")
+                guard case .finish(.failed(let error, forgetsCredentials: false), nil) = first else { return }
+                #expect(error == .refreshLoop(refreshes: 2, window: .seconds(60)))
                 break
             }
             #expect(describe(first) == "send POST /token refresh_token")
             let body = try tokenResponse(accessToken: "a\(index + 2)")
             _ = machine.handle(.responseReceived(response(json: body)), of: run, at: now)
-            _ = machine.handle(.credentialsSaved, of: run, at: now)
+            guard case .finish(.authorized(let new), _) = machine.handle(.credentialsSaved, of: run, at: now) else {
+                Issue.record("refresh \(index + 1) did not authorize")
+                return
+            }
+            current = new
         }
-        #expect(machine.credentials?.accessToken == "a3", "a tripped guard keeps the credentials")
         // The window passes: one more refresh is allowed.
-        let current = try #require(machine.grant(usableAt: now.addingTimeInterval(61)))
-        let later = machine.requestArrived(rejecting: current, at: now.addingTimeInterval(61))
-        guard case .start(_, let action) = later else {
-            Issue.record("no run after the window")
-            return
-        }
+        let (_, action) = start(&machine, refreshing: current, refused: true, at: now.addingTimeInterval(61))
         #expect(describe(action) == "send POST /token refresh_token")
     }
 
     @Test func invalidGrantWithTheFailPolicyForgetsTheCredentialsAndReportsTheLogout() throws {
-        var machine = makeMachine(configuration: Self.configuration(onInvalidGrant: .fail), credentials: expiringA1)
-        let (run, _) = try start(&machine)
+        var machine = makeMachine(configuration: Self.configuration(onInvalidGrant: .fail), knowsSavedCredentials: true)
+        let (run, _) = start(&machine, refreshing: expiringA1)
         let rejected = response(status: .badRequest, json: #"{"error":"invalid_grant","error_description":"gone"}"#)
         #expect(describe(machine.handle(.responseReceived(rejected), of: run, at: now)) == "delete saved credentials")
         let action = machine.handle(.savedCredentialsDeleted(nil), of: run, at: now)
         let expected = OAuthError.refreshRejected(description: "gone")
-        guard case .finish(.refused(let refusal), .loggedOut(expected)?) = action else {
-            Issue.record("expected a refusal and a logout, got \(describe(action))")
+        guard case .finish(.failed(let error, forgetsCredentials: true), .loggedOut(expected)?) = action else {
+            Issue.record("expected a failure that forgets the credentials, and a logout; got \(describe(action))")
             return
         }
-        #expect(refusal.reason == expected && refusal.code == .cannotAuthenticate)
-        #expect(machine.credentials == nil && machine.situation(at: now) == .idle)
+        #expect(error == expected && machine.position == .idle)
         // The saved credentials are known to be gone: the next run logs in at once.
-        let (_, next) = try start(&machine)
+        let (_, next) = start(&machine)
         #expect(describe(next) == "show login")
     }
 
     @Test func anOutcomeOfARunAResetInterruptedChangesNothing() throws {
         var machine = makeMachine()
-        let (old, _) = try start(&machine)
-        #expect(machine.beginReset().interruptedRun == old)
-        machine.endReset()
-        let (new, first) = try start(&machine)
+        let (old, _) = start(&machine)
+        #expect(machine.interrupt() == old)
+        #expect(machine.interrupt() == nil, "nothing left to interrupt")
+        let (new, first) = start(&machine)
         #expect(new != old && describe(first) == "read saved credentials")
         #expect(describe(machine.handle(.savedCredentialsRead(savedS1), of: old, at: now)) == "none")
-        #expect(machine.position == .getSavedCredentials && machine.credentials == nil)
+        #expect(machine.position == .getSavedCredentials)
         #expect(
-            describe(machine.handle(.savedCredentialsRead(savedS1), of: new, at: now)) == "finish: grant s1 (logged in)"
-        )
-    }
-
-    @Test func theFastPathServesOnlyAUsableTokenOutsideRunsAndResets() throws {
-        var machine = makeMachine(configuration: Self.configuration(), credentials: validA1)
-        #expect(machine.grant(usableAt: now)?.token == "a1")
-        #expect(machine.grant(usableAt: now.addingTimeInterval(3_541)) == nil, "inside the refresh window")
-        _ = machine.beginReset()
-        #expect(machine.grant(usableAt: now) == nil, "during a reset")
-        machine.endReset()
-        machine.setNeedsRefresh()
-        #expect(machine.grant(usableAt: now) == nil, "marked for refresh")
-        _ = try start(&machine)
-        #expect(machine.grant(usableAt: now) == nil, "during a run")
+            describe(machine.handle(.savedCredentialsRead(savedS1), of: new, at: now))
+                == "finish: authorized s1 (logged in)")
     }
 
     @Test func aLogoutAttemptsEveryStepAndReportsTheFirstProblem() throws {
-        var machine = makeMachine(configuration: Self.configuration(), credentials: validA1)
-        _ = machine.beginReset()
-        guard case .run(let run, let first) = machine.logOut() else {
-            Issue.record("no logout")
-            return
-        }
-        #expect(describe(first) == "send POST /revoke refresh_token, not interruptible")
-        guard case .send(let revocation, false) = first else { return }
+        var machine = makeMachine(configuration: Self.configuration(), knowsSavedCredentials: true)
+        let (run, first) = machine.logOut(validA1)
+        #expect(describe(first) == "send POST /revoke refresh_token")
+        guard case .send(let revocation) = first else { return }
         #expect(revocation.isPartOfReset && formFields(of: revocation)["token"] == "r1")
-        #expect(machine.credentials == nil, "forgotten as the logout starts")
         let refused = response(status: .serviceUnavailable, json: "{}")
         let second = machine.handle(.responseReceived(refused), of: run, at: now)
-        #expect(describe(second) == "send POST /revoke access_token, not interruptible")
+        #expect(describe(second) == "send POST /revoke access_token")
         let unreachable = HTTPResult.failure(HTTPError(.cannotConnect, request: HTTPRequest()))
         #expect(
             describe(machine.handle(.responseReceived(unreachable), of: run, at: now)) == "delete saved credentials")
@@ -746,30 +625,19 @@ private func formFields(of request: HTTPRequest) -> [String: String] {
         }
         #expect(problem == .tokenRequestFailed(status: 503, error: nil, description: nil))
         #expect(machine.lastPath == [.logOut, .done])
-        #expect(OAuthStateMachineTableTests.describe(machine.logOut()) == "log out: read saved credentials")
+        #expect(describe(machine.logOut(nil).1) == "read saved credentials")
     }
 
     @Test func aLogoutWithNothingToRevokeDeletesTheSavedCredentialsOnly() throws {
         var machine = makeMachine()
-        _ = machine.beginReset()
-        guard case .run(let run, let first) = machine.logOut() else {
-            Issue.record("no logout")
-            return
-        }
+        let (run, first) = machine.logOut(nil)
         #expect(describe(first) == "read saved credentials")
         #expect(describe(machine.handle(.savedCredentialsRead(nil), of: run, at: now)) == "delete saved credentials")
         // No endpoints are known, so no end-session page either.
         #expect(
             describe(machine.handle(.savedCredentialsDeleted(nil), of: run, at: now)) == "finish logout (no problem)")
         #expect(machine.lastPath == [.logOut, .done])
-        #expect(machine.requestArrived(at: now).isRefusal, "requests are refused until the reset ends")
-        machine.endReset()
-        #expect(!machine.requestArrived(at: now).isRefusal)
-    }
-}
-
-extension OAuthStateMachine.Arrival {
-    fileprivate var isRefusal: Bool {
-        if case .refuse = self { true } else { false }
+        // The saved credentials are unknown again after a logout: the next run reads them first.
+        #expect(describe(start(&machine).1) == "read saved credentials")
     }
 }

@@ -95,7 +95,8 @@ private struct Fixture {
         #expect(fixture.server.resourceRequests.last?.headers["Authorization"] == "Bearer \(saved.accessToken)")
         #expect(fixture.oauth.credentials == saved)
         #expect(await iterator.next() == .loggedIn)
-        #expect(fixture.oauth.situation == .authorized)
+        let situation: OAuth.Situation = fixture.oauth.situation  // the type apps name, as before OAuth was a scheme
+        #expect(situation == .authorized)
     }
 
     @Test func twoLoginsUseFreshStateNonceAndVerifier() async throws {

@@ -3,7 +3,8 @@ public import HTTP
 
 /// A loader that authenticates requests with a ``CredentialScheme`` — a key from an endpoint, a signature, a password —
 /// and gives every scheme the same machinery: one flow at a time, waiting requests, one replay after a `401`, origin
-/// binding, a refusal limit and the reset protocol. ``BasicAuth`` is one; a scheme of your own is another:
+/// binding, a refusal limit and the reset protocol. ``BasicAuth`` and ``OAuth`` are two; a scheme of your own is
+/// another:
 ///
 /// ```swift
 /// extension AuthenticationMethod {
@@ -33,11 +34,12 @@ public import HTTP
 /// completes with `HTTPError.Code.cancelled` at once; the flow goes on for the others.
 ///
 /// ## Refusals
-/// A response the scheme calls a refusal (a `401` by default) for the current credential forgets it, starts one flow
-/// to replace it, and replays the request once with the new one; a refusal for a credential that has been replaced
-/// meanwhile replays the request with the current one at once. A request is replayed at most once, and only when its
-/// body can be sent again. When the server refuses fresh credentials more than ``refusalLimit`` allows, requests fail
-/// instead of starting flow after flow. When the loader gives up after a refusal, the error carries that response.
+/// A response the scheme calls a refusal (a `401` by default) for the current credential retires it (no request goes
+/// out with it again; it is the input of the refresh), starts one flow to replace it, and replays the request once
+/// with the new one; a refusal for a credential that has been replaced meanwhile replays the request with the current
+/// one at once. A request is replayed at most once, and only when its body can be sent again. When the server refuses
+/// fresh credentials more than ``refusalLimit`` allows, requests fail instead of starting flow after flow. When the
+/// loader gives up after a refusal, the error carries that response.
 ///
 /// ## Reset
 /// A reset fails waiting requests with `HTTPError.Code.resetInProgress` at once and interrupts a running flow (the
@@ -74,6 +76,8 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
         var interruptedFlows: [Task<Void, Never>] = []
         /// The scheme forgetting the credential, which an overlapping reset waits for rather than run it again.
         var forgetting: Task<Void, Never>?
+        /// Resets waiting for another reset's forgetting.
+        var resetsAwaitingForget = 0
     }
 
     /// The scheme: what the credential is, how to get it and how to apply it.
@@ -159,7 +163,11 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
                 + "\(state.machine.flow.map { "\($0.id) running" } ?? "no flow"), waiting \(state.waiters.count), "
                 + "interrupted flows \(state.interruptedFlows.count), resetting \(isResetting)"
         } + ", flows under way \(operations.runningCount)"
+            + ((scheme as? any CredentialSchemeDiagnostics).map { ", scheme: \($0.debugState)" } ?? "")
     }
+
+    /// How many resets wait for another reset's ``CredentialScheme/forgetCredential(_:_:)`` to end.
+    package var resetsAwaitingForgetCount: Int { state.withLock { $0.resetsAwaitingForget } }
 
     /// Returns once every flow has ended, also those a reset interrupted and left running: for tests that check what
     /// such a late answer leaves behind.
@@ -378,8 +386,11 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
     /// here while another one's forgetting runs waits for it.
     open override func forgetState() async {
         let now = now()
-        let forgetting = state.withLock { state -> Task<Void, Never> in
-            if let running = state.forgetting { return running }
+        let (forgetting, joins) = state.withLock { state -> (Task<Void, Never>, Bool) in
+            if let running = state.forgetting {
+                state.resetsAwaitingForget += 1
+                return (running, true)
+            }
             let credential = state.machine.forget()
             let context = CredentialContext(trigger: .reset, now: now, loader: self) { [weak self] request in
                 guard let self else {
@@ -392,13 +403,19 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
             }
             let task = Task { [scheme] in await scheme.forgetCredential(credential, context) }
             state.forgetting = task
-            return task
+            return (task, false)
         }
         await forgetting.value
         state.withLock { state in
+            if joins { state.resetsAwaitingForget -= 1 }
             if state.forgetting == forgetting { state.forgetting = nil }
         }
     }
+}
+
+/// What a scheme adds to its loader's `debugState`, for a test that gave up waiting; never a credential.
+package protocol CredentialSchemeDiagnostics {
+    var debugState: String { get }
 }
 
 extension CredentialLoader: NativelyAuthenticating {

@@ -52,8 +52,9 @@ public protocol CredentialScheme: Sendable {
     /// A replacement for `credential`, which is due (``needsRefresh(_:at:)``, ``CredentialLoader/setNeedsRefresh()``)
     /// or which the server refused (`context.trigger`). By default, ``obtainCredential(_:)``.
     ///
-    /// Throwing fails the waiting requests as ``obtainCredential(_:)`` does. A refused credential is forgotten either
-    /// way; a due one is kept, and the next request tries again.
+    /// Throwing fails the waiting requests as ``obtainCredential(_:)`` does. The credential is kept — a refused one is
+    /// never sent again — and the next request tries again, unless the failure is a ``CredentialFailure`` that
+    /// ``CredentialFailure/forgetsCredential``.
     func refreshCredential(_ credential: Credential, _ context: CredentialContext) async throws -> Credential
 
     /// Whether `credential` must be replaced before it is used at `now` (it expires soon). By default, never.
@@ -134,20 +135,43 @@ public struct CredentialContext: Sendable {
 }
 
 /// A failure a ``CredentialScheme`` throws to say in its own words why there is no credential: the requests waiting for
-/// it fail with ``message`` as their `HTTPError`'s message, and no underlying error.
+/// it fail with ``message`` as their `HTTPError`'s message, and ``underlyingError`` as its underlying error.
 ///
 /// ```swift
 /// guard let key = keychain.apiKey else { throw CredentialFailure("no API key is stored; sign in first") }
 /// ```
 ///
-/// Any other error a scheme throws is kept as the `HTTPError`'s underlying error, for callers to inspect.
+/// Any other error a scheme throws is kept as the `HTTPError`'s underlying error, for callers to inspect, under a
+/// message of the loader's. A failure that ``forgetsCredential`` also drops the current credential — the server
+/// said it can never be refreshed (OAuth's `invalid_grant`) — so the next request obtains a new one rather than
+/// refresh it again.
 public struct CredentialFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// What went wrong, for the requests' errors. Never a secret.
     public let message: String
+    /// The error behind the failure, for callers to inspect; it takes no part in equality.
+    public let underlyingError: (any Error & Sendable)?
+    /// Whether the loader forgets its current credential (it obtains a new one next), rather than keep it for the
+    /// next refresh.
+    public let forgetsCredential: Bool
 
-    public init(_ message: String) {
+    /// - Parameters:
+    ///   - message: What went wrong; never a secret.
+    ///   - underlyingError: The error behind it, kept as the `HTTPError`'s underlying error.
+    ///   - forgetsCredential: Whether the current credential is dead for good, so that the loader forgets it.
+    public init(_ message: String, underlyingError: (any Error & Sendable)? = nil, forgetsCredential: Bool = false) {
         self.message = message
+        self.underlyingError = underlyingError
+        self.forgetsCredential = forgetsCredential
     }
 
     public var description: String { message }
+
+    public static func == (lhs: CredentialFailure, rhs: CredentialFailure) -> Bool {
+        lhs.message == rhs.message && lhs.forgetsCredential == rhs.forgetsCredential
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(message)
+        hasher.combine(forgetsCredential)
+    }
 }

@@ -16,11 +16,15 @@ package import HTTP
 ///   for it)        reached: fail
 /// flow running     wait                                         success: usable, answer    drop the flow,
 ///                                                               all; failure: fail all     fail all waiting
+///                                                               (a failure that forgets
+///                                                               the credential: no
+///                                                               credential)
 /// ```
 ///
 /// A `401` for a credential that has been replaced since (an older version) is not a refusal of the current one: the
-/// request goes out again with the current credential. A refusal of a credential forgets it at once, so the requests
-/// it reaches meanwhile wait for the flow rather than go out with it again.
+/// request goes out again with the current credential. A refused credential is never sent again: it stays, as the
+/// input of the refresh that replaces it (an OAuth refresh token outlives a revoked access token), but it is due from
+/// then on, and a new version, so the refusals of requests sent with it meanwhile are of an older one.
 package struct CredentialStateMachine<Credential: Sendable>: Sendable {
     /// One flow.
     package struct FlowID: Hashable, Sendable, CustomStringConvertible {
@@ -127,8 +131,7 @@ package struct CredentialStateMachine<Credential: Sendable>: Sendable {
         refusing refused: UInt64? = nil, response: HTTPResponse? = nil, at now: Date
     ) -> Arrival {
         if let refused, refused == version, let current = credential {
-            // The server refused the current credential: forget it, so no request goes out with it again, and
-            // replace it — unless fresh credentials keep being refused.
+            // The server refused the current credential: replace it — unless fresh credentials keep being refused.
             if let refusalLimit {
                 refusalTimes.removeAll { now.timeIntervalSince($0) >= refusalLimit.window.seconds }
                 if refusalTimes.count >= refusalLimit.maximumRefreshes {
@@ -142,7 +145,8 @@ package struct CredentialStateMachine<Credential: Sendable>: Sendable {
                 }
                 refusalTimes.append(now)
             }
-            credential = nil
+            // Kept as the refresh's input, never sent again: due, and a new version.
+            isRefreshRequested = true
             version += 1
             if flow != nil { return .wait }
             return start(.refresh(current, response.map { .refused($0) } ?? .due))
@@ -179,7 +183,12 @@ package struct CredentialStateMachine<Credential: Sendable>: Sendable {
             version += 1
             return .send(Grant(credential: new, version: version))
         case .failure(let failure as CredentialFailure):
-            return .refuse(Refusal(code: .cannotAuthenticate, message: failure.message, underlyingError: nil))
+            if failure.forgetsCredential {
+                (credential, isRefreshRequested) = (nil, false)
+                version += 1
+            }
+            return .refuse(
+                Refusal(code: .cannotAuthenticate, message: failure.message, underlyingError: failure.underlyingError))
         case .failure(let error):
             // The error is the HTTPError's underlying error, which its description names: not named here again.
             let verb = if case .obtain = flow.purpose { "obtaining" } else { "replacing" }

@@ -1,13 +1,15 @@
 package import Foundation
 package import HTTP
 
-/// The ``OAuth`` loader's whole protocol as a value: events in, a new state and an action out. No `await`, no I/O,
-/// no lock, no clock and no randomness of its own — time comes with each event, login secrets from the generator
-/// it was made with. ``OAuth`` holds one in its lock, performs the actions (requests down the chain, the delegate's
-/// login page and credential store) and feeds their outcomes back with ``handle(_:of:at:)``.
+/// OAuth's flows as a value: events in, a new state and an action out. No `await`, no I/O, no lock, no clock and no
+/// randomness of its own — time comes with each event, login secrets from the generator it was made with.
+/// ``OAuthScheme`` holds one in its lock, performs the actions (requests down the chain, the delegate's login page
+/// and credential store) and feeds their outcomes back with ``handle(_:of:at:)``.
 ///
-/// A request that finds no usable token — none, one due for refresh, or one the server just answered `401` —
-/// starts a run, and every request arriving meanwhile waits for it. A run goes through these states:
+/// Which requests wait, which go out and when a flow starts is the ``CredentialLoader``'s machine's business
+/// (``CredentialStateMachine``): it asks for a run when a request finds no usable token — none (``start(_:at:)`` to
+/// obtain one), one due for refresh or one the server just answered `401` (to refresh it). A run goes through these
+/// states:
 ///
 /// ```
 /// state                waits for                 then
@@ -23,11 +25,10 @@ package import HTTP
 /// ```
 ///
 /// A run starts at GetSavedCredentials while nothing is known of them, otherwise with the rule applied to the
-/// current credentials; Discovery comes first when a state needs endpoints none are known yet. Any failure ends
-/// the run, and its waiting requests fail with it. A reset drops the run (its requests fail with
-/// `resetInProgress`), refuses requests until it ends, and logs out: LogOut reads the saved credentials when it
-/// has none, discovers the endpoints if needed, revokes the refresh and the access token, deletes the saved
-/// credentials, shows the end-session page, and is Done.
+/// credentials it is given; Discovery comes first when a state needs endpoints none are known yet. Any failure ends
+/// the run, and its waiting requests fail with it. A reset interrupts the run (``interrupt()``) and logs out
+/// (``logOut(_:)``): LogOut reads the saved credentials when it has none, discovers the endpoints if needed, revokes
+/// the refresh and the access token, deletes the saved credentials, shows the end-session page, and is Done.
 ///
 /// Each run has a ``RunID``: an outcome of an earlier run (one a reset interrupted) changes nothing. An event that
 /// is not one the current state waits for changes nothing either: ``handle(_:of:at:)`` answers ``Action/none``.
@@ -98,7 +99,7 @@ package struct OAuthStateMachine: Sendable {
     /// The outcome of the last ``Action`` the driver performed for a run.
     package enum Event: Sendable {
         case savedCredentialsRead(OAuthCredentials?)
-        /// The answer to the request of ``Action/send(_:interruptible:)``.
+        /// The answer to the request of ``Action/send(_:)``.
         case responseReceived(HTTPResult)
         case loginAnswered(LoginAnswer)
         case credentialsSaved
@@ -110,47 +111,36 @@ package struct OAuthStateMachine: Sendable {
     /// What the driver does next for a run.
     package enum Action: Sendable {
         case readSavedCredentials
-        /// Send this request down the chain. Interruptible: a reset stops waiting for it at once.
-        case send(HTTPRequest, interruptible: Bool)
-        /// Show the login page at this URL, interruptibly.
+        /// Send this request down the chain.
+        case send(HTTPRequest)
+        /// Show the login page at this URL.
         case showLogin(URL)
         case save(OAuthCredentials)
         case deleteSavedCredentials
         /// Show the provider's end-session page at this URL.
         case showLogout(URL)
-        /// The run ended: answer every waiting request with this, and report the session's change, if any.
-        case finish(Answer, session: OAuthSessionState?)
+        /// The run ended with this outcome; report the session's change, if any.
+        case finish(Outcome, session: OAuthSessionState?)
         /// The logout ended: report `.loggedOut(problem)`, and release the resets waiting for it.
         case finishLogout(OAuthError?)
         /// Nothing: the event came from an interrupted run, or is not one the current state waits for.
         case none
     }
 
-    /// What a request that needs a token does.
-    package enum Arrival: Sendable {
-        /// Go out with these credentials.
-        case send(Grant)
-        /// Wait for the run in progress.
-        case wait
-        /// Wait for a new run, which starts with this action.
-        case start(RunID, Action)
-        /// Fail at once: a reset is in progress.
-        case refuse(Refusal)
+    /// How a run ended.
+    package enum Outcome: Sendable {
+        /// With credentials that can be used as they are.
+        case authorized(OAuthCredentials)
+        /// With this error; `forgetsCredentials` when the server rejected the credentials for good (`invalid_grant`).
+        case failed(OAuthError, forgetsCredentials: Bool)
     }
 
-    /// What phase 3 of a reset does.
-    package enum LogoutStart: Sendable {
-        /// Run a logout, starting with this action; fail anything still waiting.
-        case run(RunID, Action)
-        /// A logout is already running: wait for it to finish.
-        case join
-    }
-
-    /// What phase 1 of a reset does: fail every waiting request with `refusal`, and stop performing
-    /// `interruptedRun`.
-    package struct Interruption: Sendable {
-        package let refusal: Refusal
-        package let interruptedRun: RunID?
+    /// Why a run starts.
+    package enum Purpose: Sendable {
+        /// There are no credentials.
+        case obtain
+        /// These credentials are due for refresh; `refused` when the server just answered `401` for their token.
+        case refresh(OAuthCredentials, refused: Bool)
     }
 
     /// Where the machine is, without the data it holds: for tests and descriptions.
@@ -169,9 +159,9 @@ package struct OAuthStateMachine: Sendable {
 
     // MARK: - State
 
-    /// Indirect, so that it is one word: the fast path reads it on every request, under the lock.
+    /// Indirect, so that it is one word.
     private indirect enum Phase: Sendable {
-        /// No run: requests with usable credentials go out, the first other one starts a run.
+        /// No run.
         case idle
         /// A run for the requests waiting on it.
         case authorizing(Run)
@@ -236,13 +226,6 @@ package struct OAuthStateMachine: Sendable {
     package let configuration: OAuthConfiguration
     private let makeLoginSecrets: @Sendable () -> LoginSecrets
     private var phase = Phase.idle
-    /// The current credentials; set them with ``authorize(with:)`` or ``forgetCredentials()``, which keep
-    /// ``grant`` in step.
-    package private(set) var credentials: OAuthCredentials?
-    /// The current credentials, ready to send.
-    private var grant: Grant?
-    /// Set by ``setNeedsRefresh()``: the current credentials are refreshed before their next use.
-    private var isRefreshRequested = false
     /// Whether the delegate's saved credentials were read (or replaced) already.
     private var knowsSavedCredentials: Bool
     private(set) var endpoints: OAuthEndpoints?
@@ -250,63 +233,49 @@ package struct OAuthStateMachine: Sendable {
     /// issued), or one expired as it was issued — within the refresh limit's window. Healthy refreshes, however
     /// frequent, never count: a loop is a refresh whose token does not work.
     private var failedRefreshTimes: [Date] = []
-    /// Whether the current token came from a refresh (not a login, nor saved or given credentials).
-    private var isCurrentFromRefresh = false
-    private var resetsInProgress = 0
+    /// The access token the last refresh issued, until a login replaces it: a `401` for it counts as a failed refresh.
+    private var refreshedToken: String?
     private var lastRunID: UInt64 = 0
     /// The states the last finished run went through (a reset's logout included).
     package private(set) var lastPath: [State] = []
 
     /// - Parameters:
     ///   - configuration: The server, the client, and the refresh rules.
-    ///   - credentials: Credentials to start with; without them the saved ones are read first.
+    ///   - knowsSavedCredentials: Whether the loader started with credentials; without them, the first run reads the
+    ///     saved ones first.
     ///   - makeLoginSecrets: Makes the secrets of each login; tests pass fixed ones.
     package init(
         configuration: OAuthConfiguration,
-        credentials: OAuthCredentials? = nil,
+        knowsSavedCredentials: Bool = false,
         makeLoginSecrets: @escaping @Sendable () -> LoginSecrets = LoginSecrets.random
     ) {
         self.configuration = configuration
         self.makeLoginSecrets = makeLoginSecrets
-        knowsSavedCredentials = credentials != nil
+        self.knowsSavedCredentials = knowsSavedCredentials
         if case .known(let known) = configuration.endpoints { endpoints = known }
-        if let credentials { authorize(with: credentials) }
     }
 
-    // MARK: - Requests
+    // MARK: - Runs
 
-    /// The credentials to send a request with at once, or `nil` when it has to go through
-    /// ``requestArrived(rejecting:at:)``: no reset, no run, and credentials that need no refresh. The fast path.
-    package func grant(usableAt now: Date) -> Grant? {
-        guard resetsInProgress == 0, case .idle = phase, let grant, !needsRefresh(grant, at: now) else { return nil }
-        return grant
-    }
-
-    /// A request needs a token. `rejected` is the grant it was sent with when the server answered `401`: still the
-    /// current one, it is refreshed (or replaced by a login); an older one, the request goes again with the current.
-    package mutating func requestArrived(rejecting rejected: Grant? = nil, at now: Date) -> Arrival {
-        if resetsInProgress > 0 || isLoggingOut {
-            return .refuse(Refusal(code: .resetInProgress, message: "the OAuth loader is logging out", reason: nil))
-        }
-        // While a run goes on (a login, or a refresh another request's 401 started), requests wait for it.
-        if case .authorizing = phase { return .wait }
-        if let grant, grant.token != rejected?.token, !needsRefresh(grant, at: now) { return .send(grant) }
-        if let grant, grant.token == rejected?.token, isCurrentFromRefresh {
-            failedRefreshTimes.append(now)  // the server rejected the token a refresh just issued
-        }
+    /// Starts a run for `purpose` at `now`, replacing any run in progress (the loader runs one at a time): its ID, and
+    /// the first action.
+    package mutating func start(_ purpose: Purpose, at now: Date) -> (RunID, Action) {
         lastRunID += 1
-        var run = Run(id: RunID(rawValue: lastRunID), step: .getSavedCredentials, credentials: credentials)
+        var run = Run(id: RunID(rawValue: lastRunID), step: .getSavedCredentials)
+        switch purpose {
+        case .obtain:
+            run.credentials = nil
+        case .refresh(let current, let refused):
+            run.credentials = current
+            // The server rejected the token a refresh just issued: a refresh that did not work.
+            if refused, current.accessToken == refreshedToken { failedRefreshTimes.append(now) }
+        }
         phase = .authorizing(run)
         let action =
-            credentials == nil && !knowsSavedCredentials
+            run.credentials == nil && !knowsSavedCredentials
             ? enter(.getSavedCredentials, &run, at: now) : proceed(&run, usable: false, at: now)
         if case .authorizing = phase { phase = .authorizing(run) }
-        return .start(run.id, action)
-    }
-
-    /// Marks the current credentials as needing a refresh before their next use; does nothing without any.
-    package mutating func setNeedsRefresh() {
-        if credentials != nil { isRefreshRequested = true }
+        return (run.id, action)
     }
 
     // MARK: - The flow, on one page
@@ -351,7 +320,7 @@ package struct OAuthStateMachine: Sendable {
                     let code = try code(from: callback, expectedState: secrets.state)
                     run.path.append(.getTokens)
                     run.step = .getTokens(secrets)
-                    return .send(try codeRedemption(code, secrets: secrets), interruptible: true)
+                    return .send(try codeRedemption(code, secrets: secrets))
                 } catch {
                     return fail(&run, error)
                 }
@@ -420,7 +389,7 @@ package struct OAuthStateMachine: Sendable {
         case (.logIn, nil), (.refreshTokens, nil):
             run.path.append(.discovery)
             run.step = .discovery(then: entry)
-            return .send(discoveryRequest(), interruptible: true)
+            return .send(discoveryRequest())
 
         case (.logIn, let endpoints?):
             run.path.append(.logIn)
@@ -437,70 +406,53 @@ package struct OAuthStateMachine: Sendable {
                 return fail(&run, .refreshLoop(refreshes: limit.maximumRefreshes, window: limit.window))
             }
             run.step = .refreshTokens(current)
-            return .send(refreshRequest(current.refreshToken ?? "", endpoint: endpoints.token), interruptible: true)
+            return .send(refreshRequest(current.refreshToken ?? "", endpoint: endpoints.token))
         }
     }
 
     /// Done: the run's credentials become the current ones, and the waiting requests go out with them.
     private mutating func finish(_ run: inout Run, with credentials: OAuthCredentials) -> Action {
         run.path.append(.done)
-        let grant = authorize(with: credentials)
-        if case .refreshed = run.session { isCurrentFromRefresh = true }
+        refreshedToken = if case .refreshed = run.session { credentials.accessToken } else { nil }
         knowsSavedCredentials = true
         (lastPath, phase) = (run.path, .idle)
-        return .finish(.granted(grant), session: run.session)
+        return .finish(.authorized(credentials), session: run.session)
     }
 
     /// The run failed: the waiting requests fail with `error`; credentials the server rejected are forgotten.
     private mutating func fail(_ run: inout Run, _ error: OAuthError) -> Action {
         var session: OAuthSessionState?
         if run.deletedCredentials {
-            forgetCredentials()
+            refreshedToken = nil
             knowsSavedCredentials = true
             session = .loggedOut(error)
         }
         (lastPath, phase) = (run.path, .idle)
-        return .finish(
-            .refused(Refusal(code: .cannotAuthenticate, message: error.description, reason: error)), session: session)
+        return .finish(.failed(error, forgetsCredentials: run.deletedCredentials), session: session)
     }
 
     // MARK: - Reset
 
-    /// Whether a reset has begun and not ended.
-    package var isResetting: Bool { resetsInProgress > 0 }
-
-    /// Phase 1 of a reset: requests are refused until it ends, and a run in progress is dropped.
-    package mutating func beginReset() -> Interruption {
-        resetsInProgress += 1
-        var interrupted: RunID?
-        if case .authorizing(let run) = phase {
-            interrupted = run.id
-            phase = .idle
-        }
-        let refusal = Refusal(
-            code: .resetInProgress, message: "the OAuth loader logged out while this request waited", reason: nil)
-        return Interruption(refusal: refusal, interruptedRun: interrupted)
+    /// Phase 1 of a reset: the run in progress, if any, is dropped (what it reports from now on changes nothing).
+    /// Returns it. A logout is not interrupted.
+    package mutating func interrupt() -> RunID? {
+        guard case .authorizing(let run) = phase else { return nil }
+        phase = .idle
+        return run.id
     }
 
-    /// Phase 3 of a reset: forget the credentials and log out — revoke the tokens, delete the saved credentials,
-    /// end the provider's session.
-    package mutating func logOut() -> LogoutStart {
-        if isLoggingOut { return .join }
-        let credentials = self.credentials
-        forgetCredentials()
+    /// Phase 3 of a reset: log out of `credentials` (the saved ones, when `nil`) — revoke the tokens, delete the
+    /// saved credentials, end the provider's session. Replaces any run in progress.
+    package mutating func logOut(_ credentials: OAuthCredentials?) -> (RunID, Action) {
         knowsSavedCredentials = false
         failedRefreshTimes = []
+        refreshedToken = nil
         lastRunID += 1
         var logout = Logout(id: RunID(rawValue: lastRunID), credentials: credentials)
         phase = .loggingOut(logout)
         let action = credentials == nil ? Action.readSavedCredentials : revokeTokens(&logout)
         if case .loggingOut = phase { phase = .loggingOut(logout) }
-        return .run(logout.id, action)
-    }
-
-    /// Phase 4 of a reset: requests are accepted again once every reset that began has ended.
-    package mutating func endReset() {
-        resetsInProgress = max(0, resetsInProgress - 1)
+        return (logout.id, action)
     }
 
     private var isLoggingOut: Bool {
@@ -547,7 +499,7 @@ package struct OAuthStateMachine: Sendable {
             // Part of the reset, like the revocation it serves: the loaders below refuse everything else now.
             var discovery = discoveryRequest()
             discovery.isPartOfReset = true
-            return .send(discovery, interruptible: false)
+            return .send(discovery)
         }
         var revocations = credentials.refreshToken.map { [Revocation(token: $0, hint: "refresh_token")] } ?? []
         revocations.append(Revocation(token: credentials.accessToken, hint: "access_token"))
@@ -561,7 +513,7 @@ package struct OAuthStateMachine: Sendable {
             return .deleteSavedCredentials
         }
         logout.step = .revoking(revocations)
-        return .send(revocationRequest(first.token, hint: first.hint, endpoint: endpoint), interruptible: false)
+        return .send(revocationRequest(first.token, hint: first.hint, endpoint: endpoint))
     }
 
     private mutating func finish(_ logout: inout Logout) -> Action {
@@ -572,23 +524,8 @@ package struct OAuthStateMachine: Sendable {
 
     // MARK: - Credentials
 
-    /// Replaces the current credentials with `credentials`, and returns them ready to send.
-    @discardableResult
-    private mutating func authorize(with credentials: OAuthCredentials) -> Grant {
-        let grant = Grant(credentials, refreshWindow: configuration.refreshWindow)
-        (self.credentials, self.grant, isRefreshRequested, isCurrentFromRefresh) = (credentials, grant, false, false)
-        return grant
-    }
-
-    private mutating func forgetCredentials() {
-        (credentials, grant, isRefreshRequested, isCurrentFromRefresh) = (nil, nil, false, false)
-    }
-
-    private func needsRefresh(_ grant: Grant, at now: Date) -> Bool {
-        isRefreshRequested || (grant.refreshDeadline.map { now >= $0 } ?? false)
-    }
-
-    private func needsRefresh(_ credentials: OAuthCredentials, at now: Date) -> Bool {
+    /// Whether `credentials` must be refreshed before they are used at `now`.
+    package func needsRefresh(_ credentials: OAuthCredentials, at now: Date) -> Bool {
         Self.refreshDeadline(of: credentials, window: configuration.refreshWindow).map { now >= $0 } ?? false
     }
 
@@ -635,58 +572,6 @@ package struct OAuthStateMachine: Sendable {
         case .idle: nil
         case .authorizing(let run): run.id
         case .loggingOut(let logout): logout.id
-        }
-    }
-
-    /// Which of ``OAuth/Situation``'s four the loader is in at `now`.
-    package func situation(at now: Date) -> OAuth.Situation {
-        if case .authorizing = phase { return .authorizing }
-        guard let grant else { return .idle }
-        return needsRefresh(grant, at: now) ? .needsRefresh : .authorized
-    }
-}
-
-// MARK: - Answers
-
-extension OAuthStateMachine {
-    /// What a waiting request is told. Its payloads are references, so that it takes a word in the frames of
-    /// waiting requests.
-    package enum Answer: Sendable {
-        case granted(Grant)
-        case refused(Refusal)
-    }
-
-    /// Credentials ready to send: the access token, its `Authorization` value and when to refresh, computed once
-    /// when the credentials change rather than per request. One reference is what the fast path reads under the
-    /// lock and what waiters are answered with.
-    package final class Grant: Sendable {
-        package let token: String
-        package let authorization: String
-        /// When the credentials need refreshing (`nil`: never by the clock).
-        package let refreshDeadline: Date?
-
-        package init(_ credentials: OAuthCredentials, refreshWindow: Duration) {
-            token = credentials.accessToken
-            authorization = credentials.authorizationHeaderValue
-            refreshDeadline = OAuthStateMachine.refreshDeadline(of: credentials, window: refreshWindow)
-        }
-    }
-
-    /// Why a request gets no token.
-    package final class Refusal: Sendable {
-        package let code: HTTPError.Code
-        package let message: String
-        package let reason: OAuthError?
-
-        package init(code: HTTPError.Code, message: String, reason: OAuthError?) {
-            self.code = code
-            self.message = message
-            self.reason = reason
-        }
-
-        /// The failure of `request`; `response` is the `401` that led to it, if one did.
-        package func failure(of request: HTTPRequest, after response: HTTPResponse? = nil) -> HTTPResult {
-            .failure(HTTPError(code, request: request, message: message, response: response, underlyingError: reason))
         }
     }
 }
