@@ -91,6 +91,12 @@ enum ClientSpan {
         }
     }
 
+    /// Whether `a` and `b` go to the same URL with the same method: what their attributes show.
+    static func hasSameTarget(_ a: HTTPRequest, _ b: HTTPRequest) -> Bool {
+        a.host == b.host && a.port == b.port && a.scheme == b.scheme && a.method == b.method
+            && a.percentEncodedPath == b.percentEncodedPath && a.percentEncodedQuery == b.percentEncodedQuery
+    }
+
     /// Sets the attributes of `result` — the status code, the error type — and the span's status: an error for a
     /// failure and for a `4xx` or `5xx`, as the conventions ask of a client span.
     static func setResultAttributes(of result: HTTPResult, on span: any Span, redaction: Redaction) {

@@ -54,11 +54,13 @@ public final class TraceAttempts: HTTPLoader, @unchecked Sendable {
         let parent = ServiceContext.current ?? .topLevel
         let resends = parent[AttemptCounterKey.self]?.next() ?? (request.attemptNumber - 1)
         let span = tracer.startSpan(ClientSpan.name(of: request), context: parent, ofKind: .client)
-        ClientSpan.setRequestAttributes(of: request, on: span, redaction: redaction)
-        if resends > 0 { span.attributes[Conventions.resendCount] = resends }
+        if span.isRecording {
+            ClientSpan.setRequestAttributes(of: request, on: span, redaction: redaction)
+            if resends > 0 { span.attributes[Conventions.resendCount] = resends }
+        }
         let traced = tracing.injecting(span.context, into: request)
         let result = await ServiceContext.withValue(span.context) { await forward(traced) }
-        ClientSpan.setResultAttributes(of: result, on: span, redaction: redaction)
+        if span.isRecording { ClientSpan.setResultAttributes(of: result, on: span, redaction: redaction) }
         span.end()
         return result
     }

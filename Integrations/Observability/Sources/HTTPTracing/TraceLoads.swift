@@ -70,13 +70,19 @@ public final class TraceLoads: HTTPLoader, @unchecked Sendable {
         var parent = ServiceContext.current ?? .topLevel
         parent[AttemptCounterKey.self] = attempts
         let span = tracer.startSpan(ClientSpan.name(of: request), context: parent, ofKind: .client)
-        ClientSpan.setRequestAttributes(of: request, on: span, redaction: redaction)
+        if span.isRecording { ClientSpan.setRequestAttributes(of: request, on: span, redaction: redaction) }
         let traced = tracing.injecting(span.context, into: request)
         let result = await ServiceContext.withValue(span.context) { await forward(traced) }
-        ClientSpan.setRequestAttributes(of: result.sentRequest, on: span, redaction: redaction)
-        let resends = max(attempts.value, result.sentRequest.attemptNumber) - 1
-        if resends > 0 { span.attributes[Conventions.resendCount] = resends }
-        ClientSpan.setResultAttributes(of: result, on: span, redaction: redaction)
+        if span.isRecording {
+            // The request sent last, when it went elsewhere: a relative request completed below, a redirect.
+            let sent = result.sentRequest
+            if !ClientSpan.hasSameTarget(sent, request) {
+                ClientSpan.setRequestAttributes(of: sent, on: span, redaction: redaction)
+            }
+            let resends = max(attempts.value, sent.attemptNumber) - 1
+            if resends > 0 { span.attributes[Conventions.resendCount] = resends }
+            ClientSpan.setResultAttributes(of: result, on: span, redaction: redaction)
+        }
         span.end()
         return result
     }
