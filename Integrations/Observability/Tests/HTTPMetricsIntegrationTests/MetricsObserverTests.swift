@@ -136,14 +136,11 @@ extension TestMetrics {
 
     @Test func noDimensionCarriesAPathAQueryOrASecret() async throws {
         let metrics = TestMetrics()
-        let mock = MockLoader()
-            .then(status: .serviceUnavailable)
-            .then(status: .found, headers: ["Location": "/next?access_token=\(Secrets.accessToken)"])
-            .then(failureQuotingSecrets)
         let chain =
             Observe(MetricsObserver(factory: metrics)) --> Cache() --> retryAtOnce(attempts: 2) --> FollowRedirects()
-            --> mock
+            --> Secrets.server()
 
+        _ = await chain.load(Secrets.request())
         _ = await chain.load(Secrets.request())
 
         let dimensions = metrics.allDimensions

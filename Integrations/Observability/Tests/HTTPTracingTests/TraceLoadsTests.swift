@@ -167,18 +167,18 @@ extension InMemoryTracer {
 
     @Test func noSecretAppearsInAnySpan() async throws {
         let tracer = InMemoryTracer()
-        let mock = MockLoader()
-            .then(status: .serviceUnavailable)
-            .then(status: .found, headers: ["Location": "/next?access_token=\(Secrets.accessToken)"])
-            .then(failureQuotingSecrets)
         let chain =
             TraceLoads(tracer: tracer) --> retryAtOnce(attempts: 2) --> FollowRedirects()
-            --> TraceAttempts(tracer: tracer) --> mock
+            --> TraceAttempts(tracer: tracer) --> Secrets.server()
 
-        _ = await chain.load(Secrets.request())
+        let first = await chain.load(Secrets.request())
+        let second = await chain.load(Secrets.request())
 
+        #expect(first.error?.code == .cannotConnect)
+        #expect(second.error?.code == .unusableRedirect)
         let spans = tracer.clientSpans
-        #expect(spans.count == 4)
+        #expect(spans.count == 6)  // two loads: three attempts, then one
+        #expect(spans.map { $0["error.type"] }.filter { $0 == "unusableRedirect" }.count == 1)
         for span in spans { #expect(Secrets.found(in: span.rendered).isEmpty, "\(span.rendered)") }
         #expect(spans.first?["url.full"]?.hasPrefix("https://api.example.com/people/42?token=") == true)
     }

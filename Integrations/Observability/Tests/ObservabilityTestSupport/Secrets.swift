@@ -35,3 +35,20 @@ public enum Secrets {
         all.filter { text.contains($0) }
     }
 }
+
+extension Secrets {
+    /// A terminal whose answers carry the secrets, for two loads of ``request(path:)`` through `Retry` (two
+    /// attempts) and `FollowRedirects`:
+    ///
+    /// 1. a `503` setting a cookie; a `302` whose `Location` has an `access_token`; a failure whose message quotes
+    ///    a URL with a password and a token — the load fails with `cannotConnect`;
+    /// 2. a `302` to a URL with a password in its user information, which `FollowRedirects` refuses — the load fails
+    ///    with `unusableRedirect`.
+    public static func server() -> MockLoader {
+        MockLoader()
+            .then(status: .serviceUnavailable, headers: ["Set-Cookie": "session=\(bearerToken)"])
+            .then(status: .found, headers: ["Location": "/next?access_token=\(accessToken)"])
+            .then(failureQuotingSecrets)
+            .then(status: .found, headers: ["Location": "https://bob:\(password)@api.example.com/next"])
+    }
+}
