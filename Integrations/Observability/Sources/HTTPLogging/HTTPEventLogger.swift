@@ -25,11 +25,12 @@ public import Logging
 /// `debug`, a `4xx` at `notice`, a `5xx` at `warning`, a failure at `error` — but a load its caller cancelled, or a
 /// reset ended, at `debug` —, a retry at `notice`, a redirect at `debug`, and each attempt's own events at `trace`.
 ///
-/// Metadata, where the event has it: `http.load_id` (the `LoadID`), `http.request.method`, `url.full`
-/// (redacted), `http.request.resend_count` (from the second attempt on), `http.response.status_code`,
-/// `http.client.load.duration` and `http.client.request.duration` (seconds), `error.type` (the
-/// `HTTPError.Code`, or the status of a `4xx` or `5xx`), `error.message` (redacted), `http.retry.delay`
-/// (seconds) and `http.redirect.url` (redacted). Header fields and bodies are never logged.
+/// Metadata, where the event has it: `http.load_id` (the `LoadID`), `http.request.method` (`_OTHER` for a method
+/// the conventions do not know, with `http.request.method_original`), `url.full` (redacted),
+/// `http.request.resend_count` (from the second attempt on), `http.response.status_code`,
+/// `http.client.load.duration` and `http.client.request.duration` (seconds), `error.type` (the `HTTPError.Code`, or
+/// the status of a `4xx` or `5xx`), `error.message` (redacted), `http.retry.delay` (seconds) and `http.redirect.url`
+/// (redacted). Header fields and bodies are never logged.
 ///
 /// An event below the logger's level costs a comparison: nothing is formatted, no metadata built.
 public struct HTTPEventLogger: HTTPEventObserver {
@@ -156,9 +157,12 @@ public struct HTTPEventLogger: HTTPEventObserver {
         let request = redirect?.request ?? event.request
         var metadata: Logger.Metadata = [
             Conventions.loadID: .stringConvertible(event.loadID.rawValue),
-            Conventions.method: .string(request.method.rawValue),
+            Conventions.method: .string(request.conventionalMethod),
             Conventions.urlFull: .string(request.redactedURL(redaction)),
         ]
+        if !Conventions.isKnown(request.method) {
+            metadata[Conventions.originalMethod] = .string(request.method.rawValue)
+        }
         if request.attemptNumber > 1 {
             metadata[Conventions.resendCount] = .stringConvertible(request.attemptNumber - 1)
         }

@@ -138,6 +138,17 @@ extension InMemoryLogHandler.Entry {
         #expect(!next.contains(Secrets.queryToken))
     }
 
+    @Test func anUnknownMethodIsOtherWithTheOriginalBeside() async throws {
+        let (logger, handler) = inMemoryLogger()
+        let chain = Observe(HTTPEventLogger(logger: logger)) --> MockLoader().then(status: .ok)
+
+        _ = await chain.load(HTTPRequest(method: HTTPMethod(rawValue: "PURGE"), host: "api.example.com"))
+
+        let started = try #require(handler.entries.first)
+        #expect(started.metadata["http.request.method"]?.description == "_OTHER")
+        #expect(started.metadata["http.request.method_original"]?.description == "PURGE")
+    }
+
     @Test func belowTheLoggersLevelNothingIsWritten() async throws {
         let (logger, handler) = inMemoryLogger(level: .info)
         let chain =
