@@ -6,7 +6,7 @@ import HTTPObservabilityConventions
 /// attempt, named after the OpenTelemetry HTTP client metrics and dimensioned by bounded values only.
 ///
 /// ```swift
-/// let chain = Observe(MetricsObserver()) --> ApplyEnvironment(environment: .production) --> Cache(store: store)
+/// let chain = Observe(MetricsObserver()) --> ApplyEnvironment(environment: .production) --> Cache()
 ///     --> Retry() --> URLSessionLoader()
 /// ```
 ///
@@ -14,7 +14,7 @@ import HTTPObservabilityConventions
 /// |---|---|---|---|
 /// | `http.client.loads` | counter | each load's finish | method, status class, status code, error type, origin |
 /// | `http.client.load.duration` | timer | each load's finish: every attempt and wait | the same |
-/// | `http.client.active_loads` | meter | +1 at a load's start, −1 at its finish | none |
+/// | `http.client.active_loads` | meter | +1 at a load's start, −1 at its finish | only `dimensions` |
 /// | `http.client.requests` | counter | each attempt's finish (each retry, each redirect hop) | as loads |
 /// | `http.client.request.duration` | timer | each attempt's finish: the transfer alone | as loads |
 /// | `http.client.active_requests` | meter | +1 as an attempt starts, −1 as it finishes | method, origin |
