@@ -16,8 +16,9 @@ import Synchronization
 /// - **Freshness**: `max-age`, then `Expires` − `Date`, then a heuristic — a tenth of the time since
 ///   `Last-Modified`, at most a day — for statuses that allow one; the age counts `Age`, the time in transit and
 ///   the time in the store. Time comes from the `now` closure, so tests move it.
-/// - **Directives**: `no-store` (not stored, and an earlier entry is removed), `no-cache` (always revalidated),
-///   `must-revalidate` (never served stale), `public` and `private` (this is a private cache: both are stored),
+/// - **Directives**: `no-store` (not stored, and an earlier entry is removed), `no-cache` (always revalidated;
+///   `no-cache="field"`: served without revalidation only without the fields named), `must-revalidate` (never
+///   served stale), `public` and `private` (this is a private cache: both are stored, qualified or not),
 ///   RFC 5861's `stale-while-revalidate` (served stale while a background request revalidates it) and
 ///   `stale-if-error` (served stale when revalidating fails with a transport error or a 500, 502, 503 or 504), and
 ///   `must-understand` (a response with a status whose caching rules the cache knows is stored despite its
@@ -25,10 +26,13 @@ import Synchronization
 ///   `Cache-Control`), `no-store`, `max-age`, `max-stale`, `min-fresh` and `only-if-cached` apply, and
 ///   ``HTTPRequest/cachePolicy`` chooses per request (``CachePolicy``).
 /// - **`Vary`**: the request's values of the fields the response varies on are stored with it; a request with
-///   other values is a miss, and its response replaces the entry. `Vary: *` is never stored.
+///   other values is a miss, and its response is stored beside it as another variant of the URL, up to eight, the
+///   least recently stored dropped first (RFC 9111 §4.1). `Vary: *` is never stored.
 /// - **`HEAD`** is sent on as it is, never answered from the store; a `200` whose `ETag`, `Last-Modified` and
 ///   `Content-Length` agree with those of the stored `GET` response updates its header fields, as a `304` does — a
 ///   new `max-age` freshens it — and one that disagrees removes it (RFC 9111 §4.3.5).
+/// - **Not stored**: `206 Partial Content` (ranges are neither stored nor combined), and the `Set-Cookie` fields of
+///   any response — delivered with the response the server sent, never served from the store.
 /// - **Unsafe methods**: a `POST`, `PUT`, `DELETE` (any method but `GET`, `HEAD`, `OPTIONS` and `TRACE`) answered
 ///   with a 2xx or 3xx removes the stored response for its URL, and for the `Location` and `Content-Location` it
 ///   names on the same origin (RFC 9111 §4.4).
@@ -132,17 +136,15 @@ public final class Cache: HTTPLoader, @unchecked Sendable {
         case .forward(let sent):
             return await send(sent, for: &transaction)
         case .lookUp(let key):
-            let entry = await store.entry(for: key)
-            switch transaction.lookedUp(entry, now: started) {
+            let variants = await store.variants(for: key)
+            switch transaction.lookedUp(variants, now: started) {
             case .respond(let response):
                 return .success(response)
-            case .respondAndRevalidate(let response, let sent):
-                if let entry {
-                    let revalidation = CacheTransaction(
-                        revalidating: entry, key: key, for: request, authorizationPolicy: authorizationPolicy,
-                        sentAt: started)
-                    revalidateInBackground(key: key, sending: sent, with: revalidation)
-                }
+            case .respondAndRevalidate(let response, let entry, let sent):
+                let revalidation = CacheTransaction(
+                    revalidating: entry, key: key, for: request, authorizationPolicy: authorizationPolicy,
+                    sentAt: started)
+                revalidateInBackground(key: key, sending: sent, with: revalidation)
                 return .success(response)
             case .forward(let sent):
                 return await send(sent, for: &transaction)
@@ -155,7 +157,7 @@ public final class Cache: HTTPLoader, @unchecked Sendable {
         await store.removeAll()
     }
 
-    /// Removes the stored response for `request`'s URL, if any.
+    /// Removes the stored responses for `request`'s URL, every variant, if any.
     public func removeResponse(for request: HTTPRequest) async {
         guard let key = CacheKey.make(for: request) else { return }
         await store.removeEntry(for: key)
@@ -187,7 +189,10 @@ public final class Cache: HTTPLoader, @unchecked Sendable {
     private func apply(_ update: CacheTransaction.StoreUpdate) async {
         switch update {
         case .none: break
-        case .store(let entry, let key): await store.store(entry, for: key)
+        case .store(let entry, let key, let request):
+            // Read again just before writing: a variant another load stored since this one looked up is kept.
+            let stored = await store.variants(for: key)
+            await store.store(CacheEntry.variants(stored, adding: entry, for: request), for: key)
         case .remove(let keys): for key in keys { await store.removeEntry(for: key) }
         }
     }

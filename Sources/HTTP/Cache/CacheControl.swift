@@ -4,7 +4,8 @@
 /// Parsing never fails and never traps: unknown directives are ignored, names are compared without case, values may
 /// be tokens or quoted strings (whitespace around `=`, which the grammar of §5.2 leaves out, is tolerated), and every
 /// field line of the header is read (`HTTPHeaders.values(for:)`). Following RFC 9111 §4.2.1, the first occurrence of
-/// a repeated directive wins, and a `max-age` whose value is not a number (`"3600.5"`, `"a1"`, `'60'`) makes the
+/// a repeated directive wins (the field lists of `no-cache="…"` and `private="…"` add up, and an unqualified one
+/// wins over a list), and a `max-age` whose value is not a number (`"3600.5"`, `"a1"`, `'60'`) makes the
 /// response stale at once (``hasInvalidMaxAge``). Delta-seconds beyond 2³¹ are read as 2³¹ (§1.2.2).
 struct CacheControl: Sendable, Hashable {
     /// `max-age`: the freshness lifetime (response) or the oldest response the client accepts (request).
@@ -13,8 +14,12 @@ struct CacheControl: Sendable, Hashable {
     var hasInvalidMaxAge = false
     /// `s-maxage`: the freshness lifetime for shared caches; this private cache reads it only for RFC 9111 §3.5.
     var sharedMaxAge: Int64?
-    /// `no-cache` (qualified or not: a field-name list is treated as if absent, the conservative reading).
+    /// `no-cache` without a field-name list (or with one that could not be read, the conservative reading): a stored
+    /// response must be revalidated before every use (§5.2.2.4).
     var noCache = false
+    /// The fields a qualified `no-cache="a, b"` lists, lowercased: a stored response may be used without
+    /// revalidation only without them (§5.2.2.4). Empty when there is none, and irrelevant once ``noCache`` is set.
+    var noCacheFields: Set<String> = []
     /// `no-store`.
     var noStore = false
     /// `must-revalidate`.
@@ -24,8 +29,14 @@ struct CacheControl: Sendable, Hashable {
     /// `must-understand` (§5.2.2.3): the response may be stored only by a cache that understands its status, and
     /// such a cache ignores its `no-store`.
     var mustUnderstand = false
-    /// `private` (qualified or not).
+    /// `private`, qualified or not: a private cache may store the response.
     var isPrivate = false
+    /// The fields a qualified `private="a, b"` lists, lowercased: a shared cache may store the response, but not
+    /// them (§5.2.2.7). Empty when `private` is absent or unqualified (or its list could not be read).
+    var privateFields: Set<String> = []
+    /// Whether `private` appeared without a field-name list (or with one that could not be read): a shared cache
+    /// must not store the response at all.
+    var isPrivateUnqualified = false
     /// `stale-while-revalidate`: seconds after it becomes stale during which a response may be served while it
     /// is revalidated in the background.
     var staleWhileRevalidate: Int64?
@@ -89,12 +100,23 @@ struct CacheControl: Sendable, Hashable {
             if let seconds = argument.flatMap(Self.deltaSeconds) { maxAge = seconds } else { hasInvalidMaxAge = true }
         case "s-maxage":
             if sharedMaxAge == nil { sharedMaxAge = argument.flatMap(Self.deltaSeconds) }
-        case "no-cache": noCache = true
+        case "no-cache":
+            if let fields = argument.flatMap(Self.fieldNames) {
+                noCacheFields.formUnion(fields)
+            } else {
+                noCache = true
+            }
         case "no-store": noStore = true
         case "must-revalidate": mustRevalidate = true
         case "public": isPublic = true
         case "must-understand": mustUnderstand = true
-        case "private": isPrivate = true
+        case "private":
+            isPrivate = true
+            if let fields = argument.flatMap(Self.fieldNames) {
+                privateFields.formUnion(fields)
+            } else {
+                isPrivateUnqualified = true
+            }
         case "stale-while-revalidate":
             if staleWhileRevalidate == nil { staleWhileRevalidate = argument.flatMap(Self.deltaSeconds) }
         case "stale-if-error":
@@ -154,6 +176,32 @@ struct CacheControl: Sendable, Hashable {
         // Anything up to the next comma (after a quoted string, say) is not part of this directive.
         while index < bytes.count, bytes[index] != UInt8(ascii: ",") { index += 1 }
         return (name, argument, index + 1)
+    }
+
+    /// The field names of a qualified directive's argument (`"a, B"` → `a`, `b`), lowercased; `nil` when it names
+    /// none or a member is not a token (RFC 9110 §5.6.2), so that the directive counts as unqualified.
+    static func fieldNames(_ argument: [UInt8]) -> Set<String>? {
+        var names: Set<String> = []
+        for member in argument.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+            var name = member[...]
+            while let first = name.first, first == 0x20 || first == 0x09 { name.removeFirst() }
+            while let last = name.last, last == 0x20 || last == 0x09 { name.removeLast() }
+            guard !name.isEmpty else { continue }  // empty list elements are allowed (RFC 9110 §5.6.1)
+            guard name.allSatisfy(isTokenCharacter) else { return nil }
+            names.insert(String(decoding: name.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self))
+        }
+        return names.isEmpty ? nil : names
+    }
+
+    /// Whether `byte` is a `tchar` (RFC 9110 §5.6.2).
+    private static func isTokenCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "A")...UInt8(ascii: "Z"):
+            true
+        default:
+            "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
     }
 
     /// Decimal digits as seconds, at most ``maximumDeltaSeconds``; `nil` for anything else (a sign, a fraction,

@@ -13,6 +13,8 @@ extension CacheEntry {
         let isHeuristic: Bool
         /// The response's age when it was received, in seconds (`corrected_initial_age`, RFC 9111 §4.2.3).
         let correctedInitialAge: Double
+        /// The `Date` field, in seconds since 1970, when it could be read: the most recent of two variants answers.
+        let date: Double?
         /// `ETag`, as sent.
         let entityTag: String?
         /// `Last-Modified`, as sent.
@@ -51,6 +53,7 @@ extension CacheEntry {
             let requestTime = Self.seconds(requestDate)
             let date = headers.values(for: "Date").first.flatMap { HTTPDate.secondsSince1970($0, now: responseDate) }
                 .map(Double.init)
+            self.date = date
             let ageField = headers.values(for: "Age").first
             hasAgeField = ageField != nil
             let age = ageField.flatMap(Self.age)

@@ -147,13 +147,28 @@ extension CacheEntry {
             responseDate: responseDate, varyingRequestHeaders: varyingRequestHeaders)
     }
 
+    /// This entry without the header fields `names` lists (lowercased); the entry itself when it has none of them.
+    func removingFields(_ names: Set<String>) -> CacheEntry {
+        guard !names.isEmpty, headers.contains(where: { names.contains($0.name.lowercased()) }) else { return self }
+        return CacheEntry(
+            status: status, headers: HTTPHeaders(headers.filter { !names.contains($0.name.lowercased()) }),
+            body: body, url: url, requestDate: requestDate, responseDate: responseDate,
+            varyingRequestHeaders: varyingRequestHeaders)
+    }
+
     /// The response to `request` made from this entry, with its current `Age` and a `Cache-Status` member
-    /// (RFC 9211) saying what the cache did.
-    func response(to request: HTTPRequest, age: Double, cacheStatus: String) -> HTTPResponse {
+    /// (RFC 9211) saying what the cache did. Unless the entry was just validated with the server, the fields a
+    /// qualified `no-cache="…"` lists are left out (RFC 9111 §5.2.2.4).
+    func response(to request: HTTPRequest, age: Double, cacheStatus: String, isValidated: Bool = false) -> HTTPResponse
+    {
         var fields: [HTTPHeaders.Field] = []
         fields.reserveCapacity(headers.count + 2)
-        if metadata.hasAgeField {
-            fields.append(contentsOf: headers.lazy.filter { !$0.hasName("Age") })
+        let withheld = isValidated ? [] : metadata.control.noCacheFields
+        if metadata.hasAgeField || !withheld.isEmpty {
+            fields.append(
+                contentsOf: headers.lazy.filter { field in
+                    !field.hasName("Age") && (withheld.isEmpty || !withheld.contains(field.name.lowercased()))
+                })
         } else {
             fields.append(contentsOf: headers)
         }

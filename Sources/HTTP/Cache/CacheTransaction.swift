@@ -35,10 +35,10 @@ struct CacheTransaction {
     enum LookupAction {
         /// Answer with this response; nothing is sent.
         case respond(HTTPResponse)
-        /// Answer with this stale response, and revalidate the entry in the background: send this request with
-        /// a transaction made by ``init(revalidating:key:for:authorizationPolicy:sentAt:)``, and apply to the store
-        /// what its ``received(_:now:)`` says.
-        case respondAndRevalidate(HTTPResponse, request: HTTPRequest)
+        /// Answer with this stale response, and revalidate `entry`, the variant it was made from, in the background:
+        /// send this request with a transaction made by ``init(revalidating:key:for:authorizationPolicy:sentAt:)``,
+        /// and apply to the store what its ``received(_:now:)`` says.
+        case respondAndRevalidate(HTTPResponse, entry: CacheEntry, request: HTTPRequest)
         /// Send this request, then call ``received(_:now:)``.
         case forward(HTTPRequest)
     }
@@ -54,7 +54,10 @@ struct CacheTransaction {
     /// A change to the store.
     enum StoreUpdate {
         case none
-        case store(CacheEntry, key: String)
+        /// Store the entry under the key as the variant `request` selects (``CacheEntry/variants(_:adding:for:)``),
+        /// beside the other variants stored there.
+        case store(CacheEntry, key: String, request: HTTPRequest)
+        /// Remove every variant stored under the keys.
         case remove(keys: [String])
     }
 
@@ -162,7 +165,7 @@ struct CacheTransaction {
     /// response may not be stored).
     private mutating func startHead() -> StartAction {
         guard request.responseDelivery == .buffered, !requestFields.hasRange, request.cachePolicy != .doNotStore,
-            !requestControl.noStore, !(requestFields.hasAuthorization && authorizationPolicy == .sharedCacheRules),
+            !requestControl.noStore, !followsSharedCacheRules,
             let key = CacheKey.make(for: request), isSendable
         else {
             state = .finished
@@ -172,21 +175,21 @@ struct CacheTransaction {
         return .lookUp(key: key)
     }
 
-    /// The store answered `found` at `now`.
-    mutating func lookedUp(_ found: CacheEntry?, now: Date) -> LookupAction {
+    /// The store answered with the variants `found` at `now`.
+    mutating func lookedUp(_ found: [CacheEntry], now: Date) -> LookupAction {
         if case .lookingUpForHead(let key) = state {
-            let stored = found.flatMap { $0.matchesVary(of: request) ? $0 : nil }
+            let stored = CacheEntry.select(from: found, for: request)
             state = .updatingFromHead(HeadUpdate(key: key, sentAt: now, stored: stored))
             return .forward(request)
         }
         guard case .lookingUp(let key) = state else { preconditionFailure("CacheTransaction: lookedUp out of turn") }
         let onlyIfCached = request.cachePolicy == .onlyIfCached || requestControl.onlyIfCached
-        guard let entry = found, entry.matchesVary(of: request) else {
+        guard let entry = CacheEntry.select(from: found, for: request) else {
             if onlyIfCached {
                 state = .finished
                 return .respond(gatewayTimeout())
             }
-            let reason = found == nil ? "uri-miss" : "vary-miss"
+            let reason = found.isEmpty ? "uri-miss" : "vary-miss"
             state = .forwarding(Forwarding(key: key, sentAt: now, stored: nil, reason: reason))
             return .forward(request)
         }
@@ -221,7 +224,7 @@ struct CacheTransaction {
                     state = .finished
                     let stale = entry.response(
                         to: request, age: age, cacheStatus: "Cache; hit; ttl=\(ttl); detail=stale-while-revalidate")
-                    return .respondAndRevalidate(stale, request: conditionalRequest(for: entry))
+                    return .respondAndRevalidate(stale, entry: entry, request: conditionalRequest(for: entry))
                 }
             }
         }
@@ -273,7 +276,8 @@ struct CacheTransaction {
                     with: response.headers, requestDate: forwarding.sentAt, responseDate: now)
                 update =
                     freshened.metadata.forbidsStoring
-                    ? .remove(keys: [forwarding.key]) : .store(freshened, key: forwarding.key)
+                    ? .remove(keys: [forwarding.key])
+                    : .store(storable(freshened), key: forwarding.key, request: request)
             }
             return .deliver(.success(Self.tagged(response, "Cache; fwd=\(forwarding.reason); fwd-status=304")), update)
         }
@@ -310,11 +314,18 @@ struct CacheTransaction {
             with: response.headers, requestDate: validation.sentAt, responseDate: now)
         let keeps = !freshened.metadata.forbidsStoring
         let age = freshened.metadata.currentAge(at: now, responseDate: now)
-        let served = freshened.response(
+        var served = freshened.response(
             to: response.request, age: age,
-            cacheStatus: "Cache; fwd=stale; fwd-status=304" + (keeps ? "; stored" : ""))
+            cacheStatus: "Cache; fwd=stale; fwd-status=304" + (keeps ? "; stored" : ""), isValidated: true)
+        // Cookies the server set with its 304 are not stored, but they are its answer to this request: a cookie
+        // jar above the cache must see them.
+        for field in response.headers where field.hasName("Set-Cookie") || field.hasName("Set-Cookie2") {
+            served.headers.add(field.value, for: field.name)
+        }
         return .deliver(
-            .success(served), keeps ? .store(freshened, key: validation.key) : .remove(keys: [validation.key]))
+            .success(served),
+            keeps
+                ? .store(storable(freshened), key: validation.key, request: request) : .remove(keys: [validation.key]))
     }
 
     /// What a `HEAD`'s result does to the stored `GET` response it could have selected (RFC 9111 §4.3.5): a `200`
@@ -337,7 +348,8 @@ struct CacheTransaction {
             agrees("Content-Length", with: storedLength)
         else { return .remove(keys: [update.key]) }
         let updated = stored.freshened(with: fields, requestDate: update.sentAt, responseDate: now)
-        return updated.metadata.forbidsStoring ? .remove(keys: [update.key]) : .store(updated, key: update.key)
+        return updated.metadata.forbidsStoring
+            ? .remove(keys: [update.key]) : .store(storable(updated), key: update.key, request: request)
     }
 
     /// A response the server sent in full: delivered, and stored when it may be.
@@ -349,7 +361,7 @@ struct CacheTransaction {
         if entry.metadata.forbidsStoring {
             update = .remove(keys: [key])  // what was stored is no longer to be kept either
         } else if mayStore(entry) {
-            update = .store(entry, key: key)
+            update = .store(storable(entry), key: key, request: request)
         } else {
             update = .none
         }
@@ -366,6 +378,18 @@ struct CacheTransaction {
         (try? request.validateHeaderFields()) != nil && (try? request.validateBodyAllowed()) != nil
     }
 
+    /// Whether the shared-cache rules apply to what this load stores: the request carries `Authorization` and the
+    /// policy is ``Cache/AuthorizationPolicy/sharedCacheRules``.
+    private var followsSharedCacheRules: Bool {
+        requestFields.hasAuthorization && authorizationPolicy == .sharedCacheRules
+    }
+
+    /// `entry` as this load may store it: under the shared-cache rules, without the fields a qualified
+    /// `private="…"` lists (RFC 9111 §5.2.2.7); a private cache stores them.
+    private func storable(_ entry: CacheEntry) -> CacheEntry {
+        followsSharedCacheRules ? entry.removingFields(entry.metadata.control.privateFields) : entry
+    }
+
     /// Whether this response may be stored (RFC 9111 §3), and is worth storing.
     private func mayStore(_ entry: CacheEntry) -> Bool {
         let metadata = entry.metadata
@@ -375,9 +399,10 @@ struct CacheTransaction {
             (200..<600).contains(status), status != 206, status != 304,
             !metadata.varyNames.contains("*")
         else { return false }
-        // §3.5: a response to a request with credentials only where a shared cache could store it.
-        if requestFields.hasAuthorization, authorizationPolicy == .sharedCacheRules,
-            !(control.isPublic || control.mustRevalidate || control.sharedMaxAge != nil)
+        // §3.5: a response to a request with credentials only where a shared cache could store it; and a shared
+        // cache never stores an unqualified `private` (§5.2.2.7).
+        if followsSharedCacheRules,
+            control.isPrivateUnqualified || !(control.isPublic || control.mustRevalidate || control.sharedMaxAge != nil)
         {
             return false
         }

@@ -20,8 +20,10 @@ import Android
 ///
 /// ## Files
 ///
-/// - **One file per entry**, named after a 64-bit hash of its key (`3f1c…e2.cache`); the key is stored inside
-///   too, so two keys with the same hash never answer for each other (the later one replaces the earlier).
+/// - **One file per key**, holding its variants, named after a 64-bit hash of the key (`3f1c…e2.cache`); the key
+///   is stored inside too, so two keys with the same hash never answer for each other (the later one replaces the
+///   earlier). Files written by earlier releases (one variant each) are read as they are, and rewritten in the
+///   current format when their key is next stored.
 /// - **Written atomically.** An entry is written to a temporary file in the directory and renamed over its file,
 ///   so a reader finds the old entry or the new one, never a part of either. The directory is created with mode
 ///   `0700` and the files with `0600`: cached responses are the user's data.
@@ -30,8 +32,9 @@ import Android
 ///   can make the store trap or serve a wrong response.
 /// - **Least recently used first.** Reading an entry sets its file's modification time, so the order survives a
 ///   restart: a new store reads the directory on first use and orders its files by those times. When the files
-///   together exceed ``maximumSize``, the least recently used ones are deleted; an entry larger than a quarter
-///   of the limit is not stored.
+///   together exceed ``maximumSize``, the least recently used ones are deleted. A file may take at most a quarter
+///   of the limit: beyond it, the least recently stored variants are left out, and a first variant larger than that
+///   is not stored.
 ///
 /// The blocking file I/O runs on the store's own serial dispatch queue, never on the caller's thread (Swift's
 /// cooperative thread pool has one thread per core, and blocking it stalls every other task). Files are not
@@ -77,12 +80,12 @@ public final class DiskCacheStore: CacheStore {
         directoryPath = path
     }
 
-    public func entry(for key: String) async -> CacheEntry? {
+    public func variants(for key: String) async -> [CacheEntry] {
         await onIOQueue { self.readEntry(key) }
     }
 
-    public func store(_ entry: CacheEntry, for key: String) async {
-        let file = CacheEntryFile.encode(entry, key: key)
+    public func store(_ variants: [CacheEntry], for key: String) async {
+        let file = CacheEntryFile.encode(variants, key: key, maximumSize: maximumSize / 4)
         await onIOQueue { self.writeEntry(file, for: key) }
     }
 
@@ -145,35 +148,35 @@ public final class DiskCacheStore: CacheStore {
 // MARK: - On the I/O queue
 
 extension DiskCacheStore {
-    /// The entry in `key`'s file, or `nil`; a file that does not decode is deleted.
-    private func readEntry(_ key: String) -> CacheEntry? {
+    /// The variants in `key`'s file, or none; a file that does not decode is deleted.
+    private func readEntry(_ key: String) -> [CacheEntry] {
         loadIndexIfNeeded()
         let hash = CacheEntryFile.fnv1a(key.utf8)
         let path = path(of: hash)
         guard let bytes = readFile(at: path) else {
             index.withLock { _ = $0.files.remove(hash) }
-            return nil
+            return []
         }
-        guard let (storedKey, entry) = CacheEntryFile.decode(bytes) else {
+        guard let (storedKey, variants) = CacheEntryFile.decode(bytes) else {
             unlink(path)
             index.withLock { _ = $0.files.remove(hash) }
-            return nil
+            return []
         }
-        guard storedKey == key else { return nil }  // another key with the same hash
+        guard storedKey == key else { return [] }  // another key with the same hash
         index.withLock { index in
             if index.files.use(hash) == nil { index.files.set((), cost: bytes.count, for: hash) }
         }
         utimes(path, nil)  // now: the order of use survives a restart
-        return entry
+        return variants
     }
 
-    /// Writes `file` for `key` atomically and evicts the least recently used files beyond the limit.
-    private func writeEntry(_ file: Data, for key: String) {
+    /// Writes `file` for `key` atomically and evicts the least recently used files beyond the limit; removes
+    /// `key`'s file when there is none to write.
+    private func writeEntry(_ file: Data?, for key: String) {
         loadIndexIfNeeded()
         let hash = CacheEntryFile.fnv1a(key.utf8)
         let path = path(of: hash)
-        guard file.count <= maximumSize / 4, prepareDirectory(), let temporary = writeTemporaryFile(file, hash: hash)
-        else {
+        guard let file, prepareDirectory(), let temporary = writeTemporaryFile(file, hash: hash) else {
             index.withLock { _ = $0.files.remove(hash) }
             unlink(path)
             return

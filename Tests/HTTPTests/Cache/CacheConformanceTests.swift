@@ -12,6 +12,10 @@ import Testing
 /// alone, `proxy-revalidate`, `CDN-Cache-Control`, `Surrogate-Control`), the browser's `fetch` cache modes
 /// (`immutable`), and the obsolete `Warning` field.
 ///
+/// Also left out, as optimal behaviour this cache does not have: `vary-normalise-lang-order` (no field-specific
+/// normalisation of `Accept-Language`), and `partial.mjs` (a `206` is never stored and a request with `Range` passes
+/// the cache, so no range is answered from the store nor combined; see `CachePartialContentTests`).
+///
 /// Where a `check` asks a question this cache answers the other way, the row says so in `differs`, with the rule it
 /// follows; its steps expect this cache's answer.
 @Suite(.noHang) struct CacheConformanceTests {
@@ -231,7 +235,7 @@ extension CacheConformanceCase {
     /// Every case replayed.
     static let all: [CacheConformanceCase] = [
         ccFreshness, ccParse, ageParse, expiresFreshness, expiresParse, heuristicFreshness, status, ccResponse,
-        ccRequest, pragma, varyParse, headUpdates, stale,
+        ccRequest, pragma, vary, varyParse, headUpdates, stale, headers,
     ].flatMap { $0 }
 
     private static func row(
@@ -517,10 +521,6 @@ extension CacheConformanceCase {
 
     // MARK: cc-response.mjs
 
-    private static let qualifiedNoCache =
-        "the suite asks whether the unlisted fields are served without revalidation; RFC 9111 §5.2.2.4 lets a cache "
-        + "treat a qualified no-cache as unqualified, and this one does: the response is revalidated"
-
     private static let ccResponse: [CacheConformanceCase] = [
         row(
             "cc-resp-private-private", .optimal, "RFC 9111 §5.2.2.7", step([.cc("private, max-age=3600")]),
@@ -564,20 +564,18 @@ extension CacheConformanceCase {
             step(expect: .etagValidated)),
         row(
             "headers-omit-headers-listed-in-Cache-Control-no-cache-single", .check, "RFC 9111 §5.2.2.4",
-            differs: qualifiedNoCache,
             step(
                 [.cc("no-cache=\"a\""), .text("a", "1"), .text("b", "2"), .cc("max-age=3600"), .date("Date", 0)],
                 pause: true),
-            step(expect: .notCached)),
+            step(expect: .cached, expectHeaders: [("b", "2")], expectMissing: ["a"])),
         row(
             "headers-omit-headers-listed-in-Cache-Control-no-cache", .check, "RFC 9111 §5.2.2.4",
-            differs: qualifiedNoCache,
             step(
                 [
                     .cc("no-cache=\"a, b\""), .text("a", "1"), .text("b", "2"), .text("c", "3"), .cc("max-age=3600"),
                     .date("Date", 0),
                 ], pause: true),
-            step(expect: .notCached)),
+            step(expect: .cached, expectHeaders: [("c", "3")], expectMissing: ["a", "b"])),
         row(
             "cc-resp-must-revalidate-fresh", .optimal, "RFC 9111 §5.2.2.2",
             step([.cc("max-age=10000, must-revalidate"), .text("ETag", "\"abcd\"")]), step(expect: .cached)),
@@ -661,6 +659,67 @@ extension CacheConformanceCase {
             step([.cc("max-age=3600"), .text("Pragma", "unrecognised-extension")]), step(expect: .cached)),
     ]
 
+    // MARK: vary.mjs
+
+    /// A `vary.mjs` case: the first request's response varies on `vary`, the second request expects `expected`.
+    private static func varyMatch(
+        _ id: String, _ kind: Kind, vary: String, stored: [(String, String)], then: [(String, String)],
+        _ expected: ConformanceExpectation
+    ) -> CacheConformanceCase {
+        let response: [OriginField] = [
+            .date("Expires", 5_000), .date("Last-Modified", -3_000), .date("Date", 0), .text("Vary", vary),
+        ]
+        return row(id, kind, "RFC 9111 §4.1", step(response, request: stored), step(request: then, expect: expected))
+    }
+
+    private static let vary: [CacheConformanceCase] = [
+        varyMatch("vary-match", .optimal, vary: "Foo", stored: [("Foo", "1")], then: [("Foo", "1")], .cached),
+        varyMatch("vary-no-match", .required, vary: "Foo", stored: [("Foo", "1")], then: [("Foo", "2")], .notCached),
+        varyMatch("vary-omit", .required, vary: "Foo", stored: [("Foo", "1")], then: [], .notCached),
+        row(
+            "vary-invalidate", .optimal, "RFC 9111 §4.1",
+            step(
+                [.date("Expires", 5_000), .date("Last-Modified", -3_000), .date("Date", 0), .text("Vary", "Foo")],
+                request: [("Foo", "1")]),
+            step(
+                [.date("Expires", 5_000), .date("Last-Modified", -3_000), .date("Date", 0), .text("Vary", "Foo")],
+                request: [("Foo", "2")], expect: .notCached),
+            step(request: [("Foo", "1")], expect: .cached)),
+        varyMatch(
+            "vary-cache-key", .optimal, vary: "Foo", stored: [("Foo", "1"), ("Other", "2")],
+            then: [("Foo", "1"), ("Other", "3")], .cached),
+        varyMatch(
+            "vary-2-match", .optimal, vary: "Foo, Bar", stored: [("Foo", "1"), ("Bar", "abc")],
+            then: [("Foo", "1"), ("Bar", "abc")], .cached),
+        varyMatch(
+            "vary-2-no-match", .required, vary: "Foo, Bar", stored: [("Foo", "1"), ("Bar", "abc")],
+            then: [("Foo", "2"), ("Bar", "abc")], .notCached),
+        varyMatch("vary-2-match-omit", .required, vary: "Foo, Bar", stored: [("Foo", "1")], then: [], .notCached),
+        varyMatch(
+            "vary-3-match", .optimal, vary: "Foo, Bar, Baz", stored: [("Foo", "1"), ("Bar", "abc"), ("Baz", "789")],
+            then: [("Foo", "1"), ("Bar", "abc"), ("Baz", "789")], .cached),
+        varyMatch(
+            "vary-3-no-match", .required, vary: "Foo, Bar, Baz",
+            stored: [("Foo", "1"), ("Bar", "abc"), ("Baz", "789")],
+            then: [("Foo", "2"), ("Bar", "abc"), ("Baz", "789")],
+            .notCached),
+        varyMatch(
+            "vary-3-order", .required, vary: "Foo, Bar, Baz",
+            stored: [("Foo", "1"), ("Bar", "abc4"), ("Baz", "789")],
+            then: [("Foo", "1"), ("Bar", "abc"), ("Baz", "789")], .notCached),
+        varyMatch(
+            "vary-3-omit", .optimal, vary: "Foo, Bar, Baz", stored: [("Foo", "1"), ("Baz", "789")],
+            then: [("Foo", "1"), ("Baz", "789")], .cached),
+        varyMatch(
+            "vary-star", .required, vary: "*", stored: [("Foo", "1"), ("Baz", "789")],
+            then: [("*", "1"), ("Baz", "789")], .notCached),
+        varyMatch(
+            "vary-normalise-space", .optimal, vary: "Foo", stored: [("Foo", "1,2")], then: [("Foo", " 1, 2 ")], .cached),
+        varyMatch(
+            "vary-normalise-combine", .optimal, vary: "Foo", stored: [("Foo", "1, 2")],
+            then: [("Foo", "1"), ("Foo", "2")], .cached),
+    ]
+
     // MARK: vary-parse.mjs
 
     private static func varyCase(_ id: String, _ vary: [String]) -> CacheConformanceCase {
@@ -708,6 +767,46 @@ extension CacheConformanceCase {
             step(expect: .notCached)),
     ]
 
+    // MARK: headers.mjs
+
+    /// `headers-…`: a response with `fields` and a long `max-age` is stored; after a pause it is served from the
+    /// store with `expected` and without `missing`.
+    private static func storedFields(
+        _ id: String, _ kind: Kind, differs: String? = nil, _ fields: [(String, String)],
+        expected: [(String, String)], missing: [String] = []
+    ) -> CacheConformanceCase {
+        row(
+            "headers-\(id)", kind, "RFC 9111 §3.1", differs: differs,
+            step(fields.map { .text($0.0, $0.1) } + [.cc("max-age=3600"), .date("Date", 0)], pause: true),
+            step(expect: .cached, expectHeaders: expected, expectMissing: missing))
+    }
+
+    private static let cookiesNotStored =
+        "the suite asks whether the field is stored; §3.1 allows it, and this cache does not store it: replayed on "
+        + "every hit, a stored cookie would reach the cookie jar again after the server had changed or removed it"
+
+    private static let headers: [CacheConformanceCase] = [
+        storedFields("store-Test-Header", .check, [("Test-Header", "x")], expected: [("Test-Header", "x")]),
+        storedFields(
+            "store-Content-Type", .check, [("Content-Type", "text/plain")], expected: [("Content-Type", "text/plain")]),
+        storedFields(
+            "store-Clear-Site-Data", .check, [("Clear-Site-Data", "cookies")],
+            expected: [("Clear-Site-Data", "cookies")]),
+        storedFields(
+            "store-WWW-Authenticate", .check, [("WWW-Authenticate", "Basic")], expected: [("WWW-Authenticate", "Basic")]
+        ),
+        storedFields(
+            "store-Set-Cookie", .check, differs: cookiesNotStored, [("Set-Cookie", "a=b")], expected: [],
+            missing: ["Set-Cookie"]),
+        storedFields(
+            "store-Set-Cookie2", .check, differs: cookiesNotStored, [("Set-Cookie2", "a=b")], expected: [],
+            missing: ["Set-Cookie2"]),
+        storedFields(
+            "omit-headers-listed-in-Connection", .required,
+            [("Connection", "a, b"), ("a", "1"), ("b", "2"), ("c", "3")],
+            expected: [("c", "3")], missing: ["Connection", "a", "b"]),
+    ]
+
     // MARK: stale.mjs
 
     private static let staleWithoutPermission =
@@ -735,7 +834,7 @@ extension CacheConformanceCase {
             step(disconnect: true, expect: .cached, expectStatus: 200)),
         row(
             "stale-sie-503", .check, "RFC 5861 §4", step([.cc("max-age=2, stale-if-error=60")], pause: true),
-            step(disconnect: true, expect: .cached, expectStatus: 200)),
+            step(status: 503, expect: .cached, expectStatus: 200)),
         row(
             "stale-close-must-revalidate", .required, "RFC 9111 §5.2.2.2",
             step([.cc("max-age=2, must-revalidate")], pause: true), step(disconnect: true, expect: .failed)),

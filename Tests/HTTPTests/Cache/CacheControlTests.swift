@@ -39,10 +39,103 @@ import Testing
         #expect(!forbidsStoring(HTTPStatus(rawValue: 599), ["Cache-Control": "max-age=60"]))
     }
 
-    @Test func qualifiedNoCacheAndPrivateCountAsUnqualified() {
+    @Test func qualifiedNoCacheAndPrivateListTheirFields() {
         let control = CacheControl(parsing: #"no-cache="Set-Cookie, X-Token", private="Authorization", max-age=5"#)
-        #expect(control.noCache && control.isPrivate)
+        #expect(!control.noCache && control.noCacheFields == ["set-cookie", "x-token"])
+        #expect(control.isPrivate && !control.isPrivateUnqualified && control.privateFields == ["authorization"])
         #expect(control.maxAge == 5)  // the comma inside the quotes does not end the directive
+    }
+
+    @Test func aFieldListThatCannotBeReadCountsAsUnqualified() {
+        for text in [#"no-cache="""#, #"no-cache=" , ""#, #"no-cache="a b""#, #"no-cache="a;b""#, "no-cache=\"é\""] {
+            let control = CacheControl(parsing: text)
+            #expect(control.noCache && control.noCacheFields.isEmpty, "\(text)")
+        }
+        #expect(CacheControl(parsing: #"private="a b""#).isPrivateUnqualified)
+        // A token without quotes is read as a one-name list.
+        #expect(CacheControl(parsing: "no-cache=X-A").noCacheFields == ["x-a"])
+    }
+
+    @Test func repeatedQualifiedDirectivesAddUpAndAnUnqualifiedOneWins() {
+        let lists = CacheControl(
+            HTTPHeaders([
+                .init(name: "Cache-Control", value: #"no-cache="a", private="p""#),
+                .init(name: "Cache-Control", value: #"no-cache="b, A""#),
+            ]))
+        #expect(lists.noCacheFields == ["a", "b"] && !lists.noCache)
+        let mixed = CacheControl(parsing: #"no-cache="a", no-cache, private, private="p""#)
+        #expect(mixed.noCache && mixed.isPrivateUnqualified && mixed.privateFields == ["p"])
+    }
+
+    /// Random spellings of qualified `no-cache` and `private` — case, whitespace, quoting, empty list members,
+    /// repetition, other directives around them — read as a model of RFC 9111 §5.2.2.4 and §5.2.2.7 says.
+    @Test func randomQualifiedDirectivesAreReadAsTheModelSays() {
+        let seed = SplitMix64.seed()
+        print("CacheControlTests.randomQualifiedDirectives: seed \(seed) (replay with HTTP_TEST_SEED=\(seed))")
+        var random = SplitMix64(seed: seed)
+        let names = ["a", "X-Token", "set-cookie", "Content-Type", "b_c", "x.y", "~t"]
+        let spaces = ["", " ", "  ", "\t"]
+        func respelled(_ name: String, _ random: inout SplitMix64) -> String {
+            String(name.map { Bool.random(using: &random) ? Character($0.uppercased()) : $0 })
+        }
+        for _ in 0..<5_000 {
+            var directives: [String] = []
+            var noCache = false
+            var noCacheFields: Set<String> = []
+            var privateUnqualified = false
+            var privateFields: Set<String> = []
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                let isNoCache = Bool.random(using: &random)
+                let name = respelled(isNoCache ? "no-cache" : "private", &random)
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0:  // unqualified
+                    directives.append(name)
+                    if isNoCache { noCache = true } else { privateUnqualified = true }
+                case 1:  // a list of one token, unquoted
+                    let field = names.randomElement(using: &random)!
+                    directives.append(name + "=" + respelled(field, &random))
+                    if isNoCache {
+                        noCacheFields.insert(field.lowercased())
+                    } else {
+                        privateFields.insert(field.lowercased())
+                    }
+                default:  // a quoted list with whitespace and empty members
+                    var members: [String] = []
+                    var listed: Set<String> = []
+                    for _ in 0..<Int.random(in: 1...4, using: &random) {
+                        let space = spaces.randomElement(using: &random)!
+                        if Int.random(in: 0..<5, using: &random) == 0 {
+                            members.append(space)
+                        } else {
+                            let field = names.randomElement(using: &random)!
+                            members.append(space + respelled(field, &random) + spaces.randomElement(using: &random)!)
+                            listed.insert(field.lowercased())
+                        }
+                    }
+                    directives.append(name + "=\"" + members.joined(separator: ",") + "\"")
+                    if listed.isEmpty {
+                        if isNoCache { noCache = true } else { privateUnqualified = true }
+                    } else if isNoCache {
+                        noCacheFields.formUnion(listed)
+                    } else {
+                        privateFields.formUnion(listed)
+                    }
+                }
+                if Bool.random(using: &random) {
+                    directives.append(
+                        ["max-age=60", "public", "x=\"no-cache\""][Int.random(in: 0..<3, using: &random)])
+                }
+            }
+            let text = directives.joined(
+                separator: spaces.randomElement(using: &random)! + "," + spaces.randomElement(using: &random)!)
+            let control = CacheControl(parsing: text)
+            let context = "seed \(seed): \(text.debugDescription)"
+            #expect(control.noCache == noCache, "\(context)")
+            #expect(control.noCacheFields == noCacheFields, "\(context)")
+            #expect(control.isPrivateUnqualified == privateUnqualified, "\(context)")
+            #expect(control.privateFields == privateFields, "\(context)")
+            #expect(control.isPrivate == (privateUnqualified || !privateFields.isEmpty), "\(context)")
+        }
     }
 
     @Test func readsEveryFieldLineAndTheFirstOccurrenceWins() {

@@ -28,16 +28,17 @@ private final class TwoLevelStore: CacheStore {
         disk = DiskCacheStore(directory: directory)
     }
 
-    func entry(for key: String) async -> CacheEntry? {
-        if let entry = await memory.entry(for: key) { return entry }
-        guard let entry = await disk.entry(for: key) else { return nil }
-        await memory.store(entry, for: key)
-        return entry
+    func variants(for key: String) async -> [CacheEntry] {
+        let inMemory = await memory.variants(for: key)
+        if !inMemory.isEmpty { return inMemory }
+        let onDisk = await disk.variants(for: key)
+        if !onDisk.isEmpty { await memory.store(onDisk, for: key) }
+        return onDisk
     }
 
-    func store(_ entry: CacheEntry, for key: String) async {
-        await memory.store(entry, for: key)
-        await disk.store(entry, for: key)
+    func store(_ variants: [CacheEntry], for key: String) async {
+        await memory.store(variants, for: key)
+        await disk.store(variants, for: key)
     }
 
     func removeEntry(for key: String) async {

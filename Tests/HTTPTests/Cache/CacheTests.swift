@@ -96,6 +96,35 @@ import Testing
 
     // MARK: Validation
 
+    /// RFC 9110 §15.1 lists the heuristically cacheable statuses; every other status gets no heuristic lifetime.
+    @Test func heuristicFreshnessOnlyForTheStatusesRFC9110Allows() {
+        let allowed: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let headers: HTTPHeaders = [
+            "Date": HTTPDateText.format(now), "Last-Modified": HTTPDateText.format(now - 86_400 * 5),
+        ]
+        for code in 100..<600 {
+            let metadata = CacheEntry.Metadata(
+                status: HTTPStatus(rawValue: code), headers: headers, requestDate: now, responseDate: now)
+            #expect(metadata.isHeuristic == allowed.contains(code), "\(code)")
+            #expect(metadata.freshnessLifetime == (allowed.contains(code) ? 43_200 : 0), "\(code)")
+        }
+    }
+
+    @Test(arguments: [300, 301, 308])
+    func redirectsThatAllowAHeuristicAreServedFromTheStore(code: Int) async throws {
+        let cache = makeCache()
+        mock.then(
+            status: HTTPStatus(rawValue: code),
+            headers: [
+                "Date": clock.httpDate(), "Last-Modified": clock.httpDate(-86_400), "Location": "/elsewhere",
+            ])
+        _ = await cache.load(cacheRequest())
+        clock.advance(by: 60)
+        let hit = try await cache.load(cacheRequest()).get()
+        #expect(hit.status.rawValue == code && hit.cacheStatus?.hasPrefix("Cache; hit") == true)
+    }
+
     @Test func aStaleResponseIsRevalidatedAndA304ServesTheStoredBodyWithUpdatedFields() async throws {
         let cache = makeCache()
         ok(["Cache-Control": "max-age=60", "ETag": "\"v1\"", "X-Version": "1", "Content-Type": "text/plain"])
@@ -375,6 +404,30 @@ import Testing
             await cache.load(cacheRequest(headers: ["Cache-Control": "stale-if-error=5"])).error?.code == .cannotConnect
         )
         #expect(await cache.load(withDirective).error?.code == .cancelled)
+    }
+
+    @Test func staleIfErrorNeverOverridesMustRevalidateOrNoCacheAndNeedsPermission() async throws {
+        let cache = makeCache()
+        for (path, directives) in [
+            ("/a", "max-age=10, stale-if-error=60, must-revalidate"), ("/b", "max-age=10, stale-if-error=60, no-cache"),
+            ("/c", "max-age=10"),
+        ] {
+            ok(["Cache-Control": directives, "ETag": "\"e\""])
+            _ = await cache.load(cacheRequest(path))
+        }
+        clock.advance(by: 30)
+        for path in ["/a", "/b", "/c"] {
+            mock.then(status: .badGateway)
+            #expect(try await cache.load(cacheRequest(path)).get().status == .badGateway, "\(path)")
+        }
+        // 501 and other 5xx the RFC does not name are the server's answer.
+        ok(["Cache-Control": "max-age=10, stale-if-error=60", "ETag": "\"e\""])
+        _ = await cache.load(cacheRequest("/d"))
+        clock.advance(by: 30)
+        mock.then(status: .notImplemented)
+        #expect(try await cache.load(cacheRequest("/d")).get().status == .notImplemented)
+        mock.then(status: .gatewayTimeout)
+        #expect(try await cache.load(cacheRequest("/d")).get().status == .ok)
     }
 
     // MARK: Unsafe methods

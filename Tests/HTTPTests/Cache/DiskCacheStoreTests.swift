@@ -9,6 +9,13 @@ import Glibc
 import Darwin
 #endif
 
+extension CacheEntryFile {
+    /// The bytes of a file holding `entry` as the only variant under `key`.
+    static func encode(_ entry: CacheEntry, key: String) -> Data {
+        encode([entry], key: key)!
+    }
+}
+
 extension TemporaryDirectory {
     /// The path of the file `key`'s entry is kept in.
     func file(for key: String) -> String {
@@ -244,8 +251,13 @@ extension TemporaryDirectory {
         let seed = SplitMix64.seed()
         print("CacheEntryFileTests: seed \(seed) (replay with HTTP_TEST_SEED=\(seed))")
         var random = SplitMix64(seed: seed)
-        let valid = [UInt8](CacheEntryFile.encode(entry, key: "GET https://a/"))
+        // Both formats: the current one with two variants, and the first one, which is still read.
+        let validFiles = [
+            [UInt8](CacheEntryFile.encode([entry, entry], key: "GET https://a/")!),
+            [UInt8](CacheEntryFile.encodeVersion1(entry, key: "GET https://a/")),
+        ]
         for _ in 0..<5_000 {
+            let valid = validFiles[Int.random(in: 0..<2, using: &random)]
             var bytes: [UInt8]
             if Bool.random(using: &random) {
                 bytes = (0..<Int.random(in: 0..<200, using: &random)).map { _ in
@@ -260,7 +272,7 @@ extension TemporaryDirectory {
                     payload[Int.random(in: 0..<payload.count, using: &random)] = UInt8.random(
                         in: 0...255, using: &random)
                 }
-                bytes = CacheEntryFile.magic
+                bytes = Array(valid[0..<8])
                 withUnsafeBytes(of: UInt64(payload.count).littleEndian) { bytes.append(contentsOf: $0) }
                 bytes += payload
                 withUnsafeBytes(of: CacheEntryFile.fnv1a(payload).littleEndian) { bytes.append(contentsOf: $0) }
