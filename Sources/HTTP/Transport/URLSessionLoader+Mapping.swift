@@ -119,7 +119,10 @@ private struct URLResponseHeaders: HeaderSource, @unchecked Sendable {
         fields.reserveCapacity(all.count)
         for (key, value) in all {
             guard let name = key as? String else { continue }
-            fields.append((name.lowercased(), HTTPHeaders.Field(name: name, value: value as? String ?? "\(value)")))
+            let text = value as? String ?? "\(value)"
+            // URLSession folds repeated fields into one with commas; Set-Cookie lines must stay apart.
+            let values = HTTPHeaders.namesMatch(name, "Set-Cookie") ? SetCookie.unfolded(text) : [text]
+            for value in values { fields.append((name.lowercased(), HTTPHeaders.Field(name: name, value: value))) }
         }
         fields.sort { $0.sortKey < $1.sortKey }
         return HTTPHeaders(fields.map(\.field))
