@@ -71,7 +71,9 @@ public final class BasicAuth: CredentialLoader<BasicAuthScheme>, @unchecked Send
     }
 
     /// Creates a loader whose credentials belong to `hosts`, read as ``init(origins:credentials:delegate:)`` reads
-    /// origins: the same loader, for code that lists host names.
+    /// origins: the same loader, for code that lists host names. Configuration speaks of origins everywhere now; a
+    /// host name is an origin (`https`, its default port).
+    @available(*, deprecated, renamed: "init(origins:credentials:delegate:)")
     public convenience init(
         hosts: Set<String>, credentials: BasicCredentials? = nil, delegate: (any BasicAuthDelegate)? = nil
     ) {
@@ -79,6 +81,7 @@ public final class BasicAuth: CredentialLoader<BasicAuthScheme>, @unchecked Send
     }
 
     /// The hosts of ``CredentialLoader/origins``.
+    @available(*, deprecated, message: "use origins, which keeps each origin's scheme and port")
     public var hosts: Set<String> { Set(origins.map(\.host)) }
 
     /// The origins credentials are sent to.

@@ -71,7 +71,7 @@ private final class Marker: HTTPLoader, @unchecked Sendable {
 
     @Test func basicAuthInsideAuth() async {
         let mock = MockLoader().then(status: .ok).then(status: .ok)
-        let chain = Auth(loaders: [.basic: BasicAuth(hosts: ["api.example.com"], credentials: ann)]) --> mock
+        let chain = Auth(loaders: [.basic: BasicAuth(origins: ["api.example.com"], credentials: ann)]) --> mock
         _ = await chain.load(basicRequest())
         _ = await chain.load(HTTPRequest(host: "api.example.com", path: "/public"))
         #expect(mock.receivedRequests.map { $0.headers["Authorization"] } == [ann.authorizationHeaderValue, nil])

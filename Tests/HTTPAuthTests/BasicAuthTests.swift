@@ -17,7 +17,7 @@ import Testing
     @Test func requestsThatNeedNoAuthenticationPassThroughUntouched() async {
         let delegate = ScriptedDelegate(answers: [ann])
         let mock = MockLoader().then(status: .ok)
-        let chain = BasicAuth(hosts: ["api.example.com"], delegate: delegate) --> mock
+        let chain = BasicAuth(origins: ["api.example.com"], delegate: delegate) --> mock
         _ = await chain.load(HTTPRequest(host: "api.example.com", path: "/public"))
         #expect(mock.receivedRequests.first?.headers["Authorization"] == nil)
         #expect(delegate.timesAsked == 0)
@@ -27,7 +27,7 @@ import Testing
         let delegate = ScriptedDelegate(answers: [ann], holdsAnswers: true)
         let mock = MockLoader()
         for _ in 0..<20 { mock.then(status: .ok) }
-        let basic = BasicAuth(hosts: ["api.example.com"], delegate: delegate)
+        let basic = BasicAuth(origins: ["api.example.com"], delegate: delegate)
         let chain = basic --> mock
         let loads = (0..<20).map { index in Task { await chain.load(basicRequest("/\(index)")) } }
         try await eventually("waiting \(basic.waitingCount), asked \(delegate.heldCount)") {
@@ -44,13 +44,13 @@ import Testing
     }
 
     @Test func noDelegateOrNoCredentialsFailsEveryWaitingRequest() async throws {
-        let withoutDelegate = BasicAuth(hosts: ["api.example.com"]) --> MockLoader().then(status: .ok)
+        let withoutDelegate = BasicAuth(origins: ["api.example.com"]) --> MockLoader().then(status: .ok)
         let failed = await withoutDelegate.load(basicRequest())
         #expect(failed.error?.code == .cannotAuthenticate)
         #expect(failed.error?.message.contains("no delegate") == true)
 
         let delegate = ScriptedDelegate(answers: [nil], holdsAnswers: true)
-        let basic = BasicAuth(hosts: ["api.example.com"], delegate: delegate)
+        let basic = BasicAuth(origins: ["api.example.com"], delegate: delegate)
         let chain = basic --> MockLoader()
         let loads = (0..<5).map { _ in Task { await chain.load(basicRequest()) } }
         try await eventually("waiting \(basic.waitingCount), asked \(delegate.heldCount)") {
@@ -63,7 +63,7 @@ import Testing
 
     @Test func aWaitingRequestThatIsCancelledCompletesAtOnce() async throws {
         let delegate = ScriptedDelegate(answers: [ann], holdsAnswers: true)
-        let basic = BasicAuth(hosts: ["api.example.com"], delegate: delegate)
+        let basic = BasicAuth(origins: ["api.example.com"], delegate: delegate)
         let mock = MockLoader().then(status: .ok)
         let chain = basic --> mock
         let cancelled = Task { await chain.load(basicRequest("/cancelled")) }
@@ -81,7 +81,7 @@ import Testing
 
     @Test func resetForgetsCredentialsAndFailsWaitingRequests() async throws {
         let delegate = ScriptedDelegate(answers: [ann, bob], holdsAnswers: true)
-        let basic = BasicAuth(hosts: ["api.example.com"], delegate: delegate)
+        let basic = BasicAuth(origins: ["api.example.com"], delegate: delegate)
         let counter = MockLoader().then(status: .ok)
         let chain = basic --> counter
         let waiting = Task { await chain.load(basicRequest()) }
@@ -103,7 +103,7 @@ import Testing
     @Test func a401ForTheCurrentCredentialsAsksAgainAndReplaysOnce() async {
         let delegate = ScriptedDelegate(answers: [ann, bob])
         let mock = MockLoader().then(status: .unauthorized).then(status: .ok)
-        let chain = BasicAuth(hosts: ["api.example.com"], delegate: delegate) --> mock
+        let chain = BasicAuth(origins: ["api.example.com"], delegate: delegate) --> mock
         let result = await chain.load(basicRequest())
         #expect(result.response?.status == .ok)
         #expect(
@@ -114,7 +114,7 @@ import Testing
     @Test func wrongCredentialsCannotLoop() async {
         let delegate = ScriptedDelegate(answers: [ann, ann, ann])
         let mock = MockLoader().then(status: .unauthorized).then(status: .unauthorized).then(status: .ok)
-        let chain = BasicAuth(hosts: ["api.example.com"], delegate: delegate) --> mock
+        let chain = BasicAuth(origins: ["api.example.com"], delegate: delegate) --> mock
         let result = await chain.load(basicRequest())
         #expect(result.response?.status == .unauthorized)  // replayed once, then the 401 is the answer
         #expect(mock.receivedRequests.count == 2)
@@ -134,7 +134,7 @@ import Testing
             }
         }
         mock.then(status: .ok).then(status: .ok)
-        let chain = BasicAuth(hosts: ["api.example.com"], delegate: delegate) --> mock
+        let chain = BasicAuth(origins: ["api.example.com"], delegate: delegate) --> mock
         let first = Task { await chain.load(basicRequest("/first")) }
         let second = Task { await chain.load(basicRequest("/second")) }
         try await eventually { gate.value.count == 2 }
@@ -151,7 +151,7 @@ import Testing
     @Test func aRequestsOwnCredentialsWin() async {
         let delegate = ScriptedDelegate(answers: [ann])
         let mock = MockLoader().then(status: .ok)
-        let chain = BasicAuth(hosts: ["api.example.com"], delegate: delegate) --> mock
+        let chain = BasicAuth(origins: ["api.example.com"], delegate: delegate) --> mock
         var request = HTTPRequest(host: "elsewhere.example.org", path: "/")
         request.basicCredentials = bob
         _ = await chain.load(request)
@@ -162,7 +162,7 @@ import Testing
     @Test func givingUpAfterA401KeepsIt() async {
         let challenge: HTTPHeaders = ["WWW-Authenticate": "Basic realm=\"reports\""]
         let mock = MockLoader().then(status: .unauthorized, headers: challenge)
-        let chain = BasicAuth(hosts: ["api.example.com"], credentials: ann) --> mock  // no delegate to ask again
+        let chain = BasicAuth(origins: ["api.example.com"], credentials: ann) --> mock  // no delegate to ask again
         let error = await chain.load(basicRequest()).error
         #expect(error?.code == .cannotAuthenticate)
         #expect(error?.response?.status == .unauthorized)
@@ -175,7 +175,7 @@ import Testing
 
     @Test func credentialsAreNeverSentToAnotherHost() async {
         let mock = MockLoader().then(status: .ok)
-        let chain = BasicAuth(hosts: ["API.example.com"], credentials: ann) --> mock
+        let chain = BasicAuth(origins: ["API.example.com"], credentials: ann) --> mock
         #expect(await chain.load(basicRequest(host: "api.EXAMPLE.com")).response?.status == .ok)
         let foreign = await chain.load(basicRequest(host: "evil.example.net"))
         #expect(foreign.error?.code == .cannotAuthenticate)

@@ -16,7 +16,7 @@ import Testing
     @Test func aHostNameMeansHTTPSOnPort443ForBasicAuth() async {
         let mock = MockLoader()
         for _ in 0..<4 { mock.then(status: .ok) }
-        let chain = BasicAuth(hosts: ["api.example.com"], credentials: ann) --> mock
+        let chain = BasicAuth(origins: ["api.example.com"], credentials: ann) --> mock
         #expect(await chain.load(request("https://API.example.com/a")).response?.status == .ok)
         #expect(await chain.load(request("https://api.example.com:443/b")).response?.status == .ok)
         for url in ["http://api.example.com/c", "https://api.example.com:8443/d", "http://api.example.com:443/e"] {
@@ -137,12 +137,12 @@ import Testing
         let mock = MockLoader().then(status: .ok).then(status: .ok)
         var own = basicRequest()
         own.basicCredentials = credentials
-        let ownError = await (BasicAuth(hosts: ["api.example.com"]) --> mock).load(own).error
+        let ownError = await (BasicAuth(origins: ["api.example.com"]) --> mock).load(own).error
         #expect(ownError?.code == .invalidRequest)
         #expect(ownError?.message.contains("RFC 7617") == true)
 
         let delegate = ScriptedDelegate(answers: [credentials])
-        let loaderError = await (BasicAuth(hosts: ["api.example.com"], delegate: delegate) --> mock).load(
+        let loaderError = await (BasicAuth(origins: ["api.example.com"], delegate: delegate) --> mock).load(
             basicRequest()
         )
         .error

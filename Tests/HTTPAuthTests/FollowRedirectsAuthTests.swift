@@ -16,7 +16,7 @@ import Testing
             .then(Self.hop("https://api.example.com/last"))
             .then(status: .ok)
         let chain =
-            FollowRedirects() --> Auth(loaders: [.basic: BasicAuth(hosts: ["api.example.com"], credentials: ann)])
+            FollowRedirects() --> Auth(loaders: [.basic: BasicAuth(origins: ["api.example.com"], credentials: ann)])
             --> mock
 
         let response = try await chain.load(basicRequest("/start")).get()
@@ -37,7 +37,7 @@ import Testing
             .then(Self.hop("/same-origin"))
             .then(Self.hop("https://elsewhere.example.net/x"))
             .then(status: .ok)
-        let chain = FollowRedirects() --> BasicAuth(hosts: ["api.example.com"]) --> mock
+        let chain = FollowRedirects() --> BasicAuth(origins: ["api.example.com"]) --> mock
         var request = HTTPRequest(host: "api.example.com", path: "/start")
         request.basicCredentials = bob
 
@@ -74,7 +74,7 @@ import Testing
 
     @Test func withoutARedirectAForeignOriginIsStillRefused() async {
         let mock = MockLoader().then(status: .ok)
-        let chain = FollowRedirects() --> BasicAuth(hosts: ["api.example.com"], credentials: ann) --> mock
+        let chain = FollowRedirects() --> BasicAuth(origins: ["api.example.com"], credentials: ann) --> mock
         let foreign = await chain.load(basicRequest(host: "evil.example.net"))
         #expect(foreign.error?.code == .cannotAuthenticate)
         #expect(mock.receivedRequests.isEmpty)
