@@ -5,10 +5,12 @@
 #      Apple-only code (Combine, Security, CryptoKit branches) type-checked against stand-ins (PlatformCheck/);
 #   2. unit and integration tests against real local servers (scripts/servers.sh starts httpbin and an
 #      OpenID Connect provider on 127.0.0.1 and stops them afterwards);
-#   3. the AsyncHTTPClient transport (Transports/AsyncHTTPClient, a package of its own): built with its own
-#      targets' warnings as errors (its Package.swift says so), its tests run against the same local servers;
-#   4. the DocC catalogs, built with warnings as errors so that every symbol link resolves;
-#   5. the product's suite and the AsyncHTTPClient transport's again, built with ThreadSanitizer, with
+#   3. the packages beside the product, each a package of its own (SIDE_PACKAGES: the AsyncHTTPClient transport,
+#      the OpenAPI transport, the observability integrations): linted (generated code excluded), built with their
+#      own targets' warnings as errors (their Package.swift says so), their tests run against the same local servers;
+#   4. the DocC catalogs of the product and of the packages beside it, built with warnings as errors so that every
+#      symbol link resolves;
+#   5. the product's suite and the side packages' again, built with ThreadSanitizer, with
 #      TSAN_OPTIONS=halt_on_error=1 so that any race report aborts the run; and the suites that wait on flows,
 #      queues and resets again, three times beside two CPU-bound processes (the load check);
 #   6. each libFuzzer target of Fuzz/ for a short, fixed time (scripts/fuzz.sh, built with AddressSanitizer).
@@ -115,39 +117,67 @@ echo "apple-only code type-checks: $((SECONDS - platform_start)) s"
 
 run_suite unit-and-integration
 
-step "AsyncHTTPClient transport: build (its targets' warnings are errors) and tests"
-transport_start=$SECONDS
-swift format lint --strict --recursive Transports/AsyncHTTPClient/Sources Transports/AsyncHTTPClient/Tests \
-  Transports/AsyncHTTPClient/Package.swift \
-  || fail "formatting: run 'swift format format -i -r Transports/AsyncHTTPClient'"
-swift build --package-path Transports/AsyncHTTPClient --build-tests \
-  || fail "the AsyncHTTPClient transport does not build (or has a warning)"
-run_suite asynchttpclient-transport --package-path Transports/AsyncHTTPClient
-echo "AsyncHTTPClient transport step, build included: $((SECONDS - transport_start)) s"
+# The packages beside the product: each has its own Package.swift, dependencies and build folder (.build inside it;
+# .build-tsan for ThreadSanitizer).
+SIDE_PACKAGES=(Transports/AsyncHTTPClient Integrations/OpenAPI Integrations/Observability)
+
+# A side package's Swift files to lint: its own, not generated code (Generated/ folders, written by
+# swift-openapi-generator and committed) nor build folders.
+lint_files() {
+  find "$1/Sources" "$1/Tests" -name '*.swift' -not -path '*/Generated/*' -not -path '*/.build*' | sort
+  echo "$1/Package.swift"
+}
+
+for package in "${SIDE_PACKAGES[@]}"; do
+  step "$package: lint, build (its targets' warnings are errors) and tests"
+  package_start=$SECONDS
+  # shellcheck disable=SC2046 # one argument per file; the paths have no spaces
+  swift format lint --strict $(lint_files "$package") \
+    || fail "formatting: run 'swift format format -i' on the files above ($package)"
+  swift build --package-path "$package" --build-tests || fail "$package does not build (or has a warning)"
+  run_suite "$(basename "$package" | tr '[:upper:]' '[:lower:]')" --package-path "$package"
+  echo "$package step, build included: $((SECONDS - package_start)) s"
+done
 
 step "documentation: every DocC catalog builds without a warning (symbol links resolve)"
+docs_start=$SECONDS
+# Builds each catalog of the package at $1 (built in the scratch folder $2) with its module's symbol graphs.
 # dump-symbol-graph extracts the graphs from the built modules on every run, so incremental builds work. It
 # also tries the test-runner modules, which it does not build, and then exits non-zero: what counts is that
-# every documented module's graph is there, checked below.
-swift package --scratch-path .build-docs dump-symbol-graph --skip-inherited-docs --minimum-access-level public \
-  >"$LOG_DIR/symbol-graphs.log" 2>&1 || true
-SYMBOLS=$(dirname "$(swift build --scratch-path .build-docs --show-bin-path)")/symbolgraph
-for catalog in Sources/*/*.docc; do
-  module=$(basename "$(dirname "$catalog")")
-  graphs=$ROOT/.build-docs/graphs-$module
-  rm -rf "$graphs" && mkdir -p "$graphs"
-  [ -f "$SYMBOLS/$module.symbols.json" ] || {
-    tail -n 40 "$LOG_DIR/symbol-graphs.log" >&2
-    fail "documentation: no symbol graph for $module"
-  }
-  cp "$SYMBOLS/$module".symbols.json "$graphs/"
-  cp "$SYMBOLS/$module"@*.symbols.json "$graphs/" 2>/dev/null || true
-  docc convert "$catalog" --additional-symbol-graph-dir "$graphs" --fallback-display-name "$module" \
-    --fallback-bundle-identifier "$module" --output-path "$ROOT/.build-docs/$module.doccarchive" \
-    --warnings-as-errors >"$LOG_DIR/docc-$module.log" 2>&1 \
-    || { cat "$LOG_DIR/docc-$module.log" >&2; fail "documentation: $catalog has warnings"; }
-  echo "$catalog: no warnings"
+# every documented module's graph is there, checked below. Further arguments go to dump-symbol-graph.
+check_catalogs() {
+  local package=$1 scratch=$2; shift 2
+  local log
+  log=$LOG_DIR/symbol-graphs-$(basename "$(cd "$package" && pwd)").log
+  swift package --package-path "$package" --scratch-path "$scratch" dump-symbol-graph --skip-inherited-docs \
+    --minimum-access-level public "$@" >"$log" 2>&1 || true
+  local symbols
+  symbols=$(dirname "$(swift build --package-path "$package" --scratch-path "$scratch" --show-bin-path)")/symbolgraph
+  for catalog in "$package"/Sources/*/*.docc; do
+    [ -d "$catalog" ] || continue
+    local module graphs
+    module=$(basename "$(dirname "$catalog")")
+    graphs=$ROOT/.build-docs/graphs-$module
+    rm -rf "$graphs" && mkdir -p "$graphs"
+    [ -f "$symbols/$module.symbols.json" ] || {
+      tail -n 40 "$log" >&2
+      fail "documentation: no symbol graph for $module"
+    }
+    cp "$symbols/$module".symbols.json "$graphs/"
+    cp "$symbols/$module"@*.symbols.json "$graphs/" 2>/dev/null || true
+    docc convert "$catalog" --additional-symbol-graph-dir "$graphs" --fallback-display-name "$module" \
+      --fallback-bundle-identifier "$module" --output-path "$ROOT/.build-docs/$module.doccarchive" \
+      --warnings-as-errors >"$LOG_DIR/docc-$module.log" 2>&1 \
+      || { cat "$LOG_DIR/docc-$module.log" >&2; fail "documentation: $catalog has warnings"; }
+    echo "$catalog: no warnings"
+  done
+}
+check_catalogs . "$ROOT/.build-docs"
+for package in "${SIDE_PACKAGES[@]}"; do
+  # Extension block symbols: a side package documents what it adds to the product's types (HTTPRequest's options).
+  check_catalogs "$package" "$ROOT/$package/.build" --emit-extension-block-symbols
 done
+echo "documentation step: $((SECONDS - docs_start)) s"
 
 if [ "${SKIP_TSAN:-0}" != "1" ]; then
   step "ThreadSanitizer build, warnings as errors"
@@ -172,12 +202,16 @@ if [ "${SKIP_TSAN:-0}" != "1" ]; then
     trap - EXIT
     echo "load check: $((SECONDS - load_start)) s"
   fi
-  step "AsyncHTTPClient transport under ThreadSanitizer (build included: about 5 minutes)"
-  swift build --package-path Transports/AsyncHTTPClient --build-tests --sanitize=thread \
-    --scratch-path Transports/AsyncHTTPClient/.build-tsan \
-    || fail "the AsyncHTTPClient transport does not build with ThreadSanitizer"
-  TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" run_suite asynchttpclient-thread-sanitizer --sanitize=thread \
-    --package-path Transports/AsyncHTTPClient --scratch-path Transports/AsyncHTTPClient/.build-tsan
+  for package in "${SIDE_PACKAGES[@]}"; do
+    step "$package under ThreadSanitizer (build included)"
+    package_start=$SECONDS
+    swift build --package-path "$package" --build-tests --sanitize=thread --scratch-path "$package/.build-tsan" \
+      || fail "$package does not build with ThreadSanitizer"
+    TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" run_suite \
+      "$(basename "$package" | tr '[:upper:]' '[:lower:]')-thread-sanitizer" --sanitize=thread \
+      --package-path "$package" --scratch-path "$package/.build-tsan"
+    echo "$package under ThreadSanitizer, build included: $((SECONDS - package_start)) s"
+  done
 fi
 
 if [ "${SKIP_FUZZ:-0}" != "1" ]; then
