@@ -500,7 +500,7 @@ struct LoaderTransportTests {
             .then(status: .ok, headers: jsonHeaders, body: echo(url: "/get"))
         let chain =
             operationPolicies(["getBasicAuth": { $0.authenticationMethod = .basic }])
-            --> Auth(loaders: [.basic: BasicAuth(hosts: ["api.example.com"], credentials: credentials)]) --> mock
+            --> Auth(loaders: [.basic: BasicAuth(origins: ["api.example.com"], credentials: credentials)]) --> mock
         let client = client(chain)
 
         let output = try await withDeadline {
