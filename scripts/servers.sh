@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Real local servers for the integration tests, the demo and the benchmarks: httpbin, an OpenID Connect
-# provider, nginx, and four HTTPS servers with test certificates.
+# provider, nginx, four HTTPS servers with test certificates, a download server, an event-stream server and
+# a production-grade OAuth 2 / OpenID Connect authorization server (django-oauth-toolkit).
 #
 #   scripts/servers.sh install             prepare the Python venv, and install nginx if it is missing
 #   scripts/servers.sh run [--] CMD ARGS   start the servers, run CMD with HTTPBIN_URL, OIDC_ISSUER_URL,
 #                                          NGINX_URL, TLS_SELF_SIGNED_URL, TLS_EXPIRED_URL,
-#                                          TLS_WRONG_NAME_URL, TLS_TRUSTED_URL and TLS_CA_FILE set, stop
-#                                          them, exit with CMD's status
+#                                          TLS_WRONG_NAME_URL, TLS_TRUSTED_URL, TLS_CA_FILE, DOWNLOADS_URL,
+#                                          EVENT_STREAM_URL and OAUTH_PROVIDER_URL set, stop them, exit
+#                                          with CMD's status
 #   scripts/servers.sh start               start them, print the export lines, wait for Ctrl-C
 #
 # Works from any directory. Needs bash, python3 (3.10+; with pip, or with venv's ensurepip) and,
@@ -57,6 +59,26 @@
 #     python scripts/event-stream-server.py --port PORT
 #     GET /numbers?count=N[&close_after=K&retry=MS&sep=crlf|lf|cr&comment=1]  events 1..N resumed after
 #                       Last-Event-ID, the connection ended after K of them, 204 once all are sent
+#   an OAuth 2 / OpenID Connect authorization server, django-oauth-toolkit 3.4.1 (Django 5.2.19, oauthlib
+#   3.3.1) in the Django project scripts/oauth-provider/, as OAUTH_PROVIDER_URL; its SQLite database and
+#   its ID-token signing key (RSA, made for each run) live in a folder of their own,
+#   .build/servers-oauth-provider/run/ (run-PID as for nginx's). Each start migrates that database and
+#   creates the test user and the clients (manage.py setup_test_provider, about 3 s, while the other
+#   servers start), then:
+#     gunicorn --pythonpath scripts/oauth-provider --bind 127.0.0.1:PORT --workers 1 --threads 8
+#              --graceful-timeout 2 --access-logfile - --error-logfile - provider.wsgi:application
+#     (one process, as the SQLite database takes one writer at a time; 8 threads)
+#     issuer OAUTH_PROVIDER_URL/o: /o/.well-known/openid-configuration, /o/authorize/, /o/token/,
+#     /o/revoke_token/, /o/introspect/, /o/device-authorization/, /o/device/, /o/userinfo/; RFC 8414
+#     metadata also at /.well-known/oauth-authorization-server; GET /api/me, a protected resource (200
+#     with the token's user, client_id and scope; 401 with WWW-Authenticate otherwise).
+#     PKCE required, refresh tokens rotated (the old one refused at once), access and ID tokens living
+#     OIDC_TOKEN_LIFETIME seconds (default 3600), device codes polled every second (OAUTH_DEVICE_INTERVAL=1;
+#     DOT never answers slow_down). Clients: pkce-app (public; authorization code; redirect URI
+#     com.example.app:/oauth/callback; RS256 ID tokens), worker (confidential, secret worker-secret;
+#     client credentials), tv-app (public; device code). TEST ONLY: every request is the test user's, so
+#     logins and device codes are approved without a human by requests to DOT's own views (see
+#     scripts/oauth-provider/provider/middleware.py).
 #   four HTTPS servers (Python's http.server and ssl, from the venv's Python: scripts/tls-servers.py):
 #     python scripts/tls-servers.py serve --port PORT --cert NAME.pem --key NAME.key --name NAME
 #     GET /health 200 "ok" (text/plain), GET / 200 {"server": NAME} (application/json), else 404.
@@ -74,7 +96,8 @@
 #     "no alternative certificate subject name matches target host name '127.0.0.1'").
 # A server counts as up when its log says it has bound the port ("Listening at: http://127.0.0.1:PORT",
 # "Uvicorn running on http://127.0.0.1:PORT", nginx's "start worker processes", "Serving HTTPS on
-# 127.0.0.1:PORT") and GET /get, /.well-known/openid-configuration, resp. /health, answers 200: over TLS
+# 127.0.0.1:PORT") and GET /get, /.well-known/openid-configuration (/o/… for the authorization server),
+# resp. /health, answers 200: over TLS
 # without checking the certificate, except the trusted server's, which must pass a check against
 # TLS_CA_FILE (name included). A port taken between picking and binding is retried on a new port (3 tries).
 #
@@ -85,7 +108,8 @@
 # the refresh_token grant always gets expires_in 3600, and its response carries no new refresh_token.
 #
 # Environment:
-#   OIDC_TOKEN_LIFETIME     access/ID token lifetime in seconds (default: the provider's, 3600)
+#   OIDC_TOKEN_LIFETIME     access/ID token lifetime in seconds, for both OpenID Connect servers (default:
+#                           theirs, 3600)
 #   SERVERS_PYTHON          interpreter the venv is made from (default: python3)
 #   SERVERS_NGINX           the nginx binary (default: nginx on PATH, else /usr/sbin/nginx, else installed)
 #   SERVERS_READY_TIMEOUT   seconds each server has to come up (default: 30)
@@ -100,6 +124,8 @@ REQUIREMENTS=$SCRIPT_DIR/requirements-servers.txt
 LOG_DIR=$BUILD_DIR/servers-logs
 NGINX_DIRS=$BUILD_DIR/servers-nginx  # each run's nginx folder is made in here
 NGINX_DIR=""
+OAUTH_PROVIDER_DIRS=$BUILD_DIR/servers-oauth-provider  # each run's database and key folder is made in here
+OAUTH_PROVIDER_DIR=""
 TLS_DIRS=$BUILD_DIR/servers-tls  # each run's certificate folder is made in here
 TLS_DIR=""
 NGINX=""  # the nginx binary, once found
@@ -111,15 +137,17 @@ PORT_TRIES=3
 # The servers, by index: 0 = httpbin, 1 = the OpenID Connect provider, 2 = nginx, 3-6 = the HTTPS servers
 # (each named tls-<its certificate's file name>).
 SERVER_NAME=(httpbin oidc-provider-mock nginx tls-self-signed tls-expired tls-wrong-name tls-trusted downloads
-  event-stream)
-SERVER_PROBE=(/get /.well-known/openid-configuration /health /health /health /health /health /health /health)
+  event-stream oauth-provider)
+SERVER_PROBE=(/get /.well-known/openid-configuration /health /health /health /health /health /health /health
+  /o/.well-known/openid-configuration)
 # gunicorn's quick shutdown (its workers notice a TERM only after up to 1 s); nginx's fast shutdown; Python's
 # default for TERM, which ends the TLS servers at once
-SERVER_STOP_SIGNAL=(QUIT TERM TERM TERM TERM TERM TERM TERM TERM)
+SERVER_STOP_SIGNAL=(QUIT TERM TERM TERM TERM TERM TERM TERM TERM QUIT)
 FIRST_TLS_SERVER=3
 TLS_TRUSTED_SERVER=6
 DOWNLOADS_SERVER=7
 EVENT_STREAM_SERVER=8
+OAUTH_PROVIDER_SERVER=9
 SERVER_PID=()
 SERVER_PORT=()
 SERVER_LOG=()
@@ -138,9 +166,11 @@ usage() {
 usage: scripts/servers.sh install
        scripts/servers.sh run [--] CMD [ARGS...]
        scripts/servers.sh start
-Starts httpbin, oidc-provider-mock, nginx and four HTTPS servers with test certificates on 127.0.0.1
+Starts httpbin, oidc-provider-mock, nginx, four HTTPS servers with test certificates, a download server,
+an event-stream server and django-oauth-toolkit on 127.0.0.1
 (free ports) and hands their URLs over as HTTPBIN_URL, OIDC_ISSUER_URL, NGINX_URL, TLS_SELF_SIGNED_URL,
-TLS_EXPIRED_URL, TLS_WRONG_NAME_URL, TLS_TRUSTED_URL, DOWNLOADS_URL and EVENT_STREAM_URL, with the test CA's certificate as TLS_CA_FILE.
+TLS_EXPIRED_URL, TLS_WRONG_NAME_URL, TLS_TRUSTED_URL, DOWNLOADS_URL, EVENT_STREAM_URL and
+OAUTH_PROVIDER_URL, with the test CA's certificate as TLS_CA_FILE.
 Environment: OIDC_TOKEN_LIFETIME, SERVERS_PYTHON, SERVERS_NGINX, SERVERS_READY_TIMEOUT.
 Logs: .build/servers-logs/.
 EOF
@@ -188,7 +218,7 @@ install_venv() {
   PIP_DISABLE_PIP_VERSION_CHECK=1 "${pip[@]}" install --quiet --no-input --requirement "$REQUIREMENTS" ||
     die "pip could not install scripts/requirements-servers.txt (see above)"
   out=$("${pip[@]}" check 2>&1) || die "the installed servers have broken dependencies:"$'\n'"$out"
-  out=$("$VENV/bin/python" -c 'import httpbin, gunicorn, oidc_provider_mock, sse_starlette, starlette, uvicorn' 2>&1) ||
+  out=$("$VENV/bin/python" -c 'import httpbin, gunicorn, oidc_provider_mock, sse_starlette, starlette, uvicorn, django, oauth2_provider' 2>&1) ||
     die "the servers do not import after installing:"$'\n'"$out"
   printf '%s\n' "$key" >"$STAMP"
   [ -z "$locked" ] || flock -s 9
@@ -262,6 +292,12 @@ prepare_tls_dir() {
   rm -rf "$TLS_DIR"
   ( trap '' INT; exec "$VENV/bin/python" "$SCRIPT_DIR/tls-servers.py" certs "$TLS_DIR" ) </dev/null 8>&- 9>&- ||
     die "could not make the test certificates in ${TLS_DIR#"$ROOT"/}"
+}
+
+# Makes this run's folder for the authorization server's database and signing key (filled when it starts).
+prepare_oauth_provider_dir() {
+  rm -rf "$OAUTH_PROVIDER_DIR"
+  mkdir -p "$OAUTH_PROVIDER_DIR"
 }
 
 # Writes nginx.conf for port $1. Its paths are relative to the prefix (-p), this run's folder, so the
@@ -364,6 +400,14 @@ server_argv() {
     2) SERVER_ARGV=("$NGINX" -p "$NGINX_DIR/" -c nginx.conf -e stderr -g 'daemon off;') ;;
     7) SERVER_ARGV=("$VENV/bin/python" "$SCRIPT_DIR/download-server.py" --port "$2") ;;
     8) SERVER_ARGV=("$VENV/bin/python" "$SCRIPT_DIR/event-stream-server.py" --port "$2") ;;
+    9) # (setup_test_provider migrates and makes the clients, again harmlessly after a retry on a new port; no
+       # bytecode is written next to the project's sources in the checkout)
+       SERVER_ARGV=(/usr/bin/env "OAUTH_PROVIDER_RUN_DIR=$OAUTH_PROVIDER_DIR" "OAUTH_PROVIDER_URL=http://127.0.0.1:$2"
+                    OAUTH_DEVICE_INTERVAL=1 PYTHONDONTWRITEBYTECODE=1 /bin/sh -c '"$1" "$2/manage.py" setup_test_provider && shift 2 && exec "$@"'
+                    sh "$VENV/bin/python" "$SCRIPT_DIR/oauth-provider"
+                    "$VENV/bin/gunicorn" --pythonpath "$SCRIPT_DIR/oauth-provider" --bind "127.0.0.1:$2"
+                    --workers 1 --threads 8 --graceful-timeout 2 --access-logfile - --error-logfile -
+                    provider.wsgi:application) ;;
     *) local name=${SERVER_NAME[$1]#tls-}
        SERVER_ARGV=("$VENV/bin/python" "$SCRIPT_DIR/tls-servers.py" serve --port "$2"
                     --cert "$TLS_DIR/$name.pem" --key "$TLS_DIR/$name.key" --name "$name") ;;
@@ -373,7 +417,7 @@ server_argv() {
 # What server $1 logs once it has bound its port.
 bound_marker() {
   case $1 in
-    0) printf 'Listening at: http://127.0.0.1:%s (' "${SERVER_PORT[$1]}" ;;
+    0|9) printf 'Listening at: http://127.0.0.1:%s (' "${SERVER_PORT[$1]}" ;;
     1) printf 'Uvicorn running on http://127.0.0.1:%s ' "${SERVER_PORT[$1]}" ;;
     2) printf 'start worker processes' ;;  # (logged once it has bound the port its config names)
     7) printf 'download-server listening on 127.0.0.1:%s' "${SERVER_PORT[$1]}" ;;
@@ -523,8 +567,10 @@ start_servers() {
   fi
   NGINX_DIR=$NGINX_DIRS/run$dir_suffix
   TLS_DIR=$TLS_DIRS/run$dir_suffix
+  OAUTH_PROVIDER_DIR=$OAUTH_PROVIDER_DIRS/run$dir_suffix
   prepare_nginx_dir
   prepare_tls_dir
+  prepare_oauth_provider_dir
   for i in "${!SERVER_NAME[@]}"; do
     SERVER_LOG[i]="$LOG_DIR/${SERVER_NAME[$i]}$suffix.log"
     launch_server "$i"
@@ -550,7 +596,7 @@ start_servers() {
     done
   done
   export HTTPBIN_URL OIDC_ISSUER_URL NGINX_URL TLS_SELF_SIGNED_URL TLS_EXPIRED_URL TLS_WRONG_NAME_URL \
-    TLS_TRUSTED_URL TLS_CA_FILE DOWNLOADS_URL EVENT_STREAM_URL
+    TLS_TRUSTED_URL TLS_CA_FILE DOWNLOADS_URL EVENT_STREAM_URL OAUTH_PROVIDER_URL
   HTTPBIN_URL=$(server_url 0)
   OIDC_ISSUER_URL=$(server_url 1)
   NGINX_URL=$(server_url 2)
@@ -561,6 +607,7 @@ start_servers() {
   TLS_CA_FILE=$TLS_DIR/ca.pem
   DOWNLOADS_URL=$(server_url "$DOWNLOADS_SERVER")
   EVENT_STREAM_URL=$(server_url "$EVENT_STREAM_SERVER")
+  OAUTH_PROVIDER_URL=$(server_url "$OAUTH_PROVIDER_SERVER")
 }
 
 # --- running and stopping -------------------------------------------------------------------
@@ -668,6 +715,8 @@ main() {
       note "HTTPS with test certificates: self-signed at $TLS_SELF_SIGNED_URL, expired at $TLS_EXPIRED_URL," \
         "wrong name at $TLS_WRONG_NAME_URL, trusted by ${TLS_CA_FILE#"$ROOT"/} at $TLS_TRUSTED_URL" \
         "(logs: ${LOG_DIR#"$ROOT"/}/tls-*.log)"
+      note "django-oauth-toolkit at $OAUTH_PROVIDER_URL (issuer $OAUTH_PROVIDER_URL/o; log:" \
+        "${SERVER_LOG[$OAUTH_PROVIDER_SERVER]#"$ROOT"/}; database and key: ${OAUTH_PROVIDER_DIR#"$ROOT"/})"
       if [ "$command" = start ]; then
         printf 'export HTTPBIN_URL=%s\nexport OIDC_ISSUER_URL=%s\nexport NGINX_URL=%s\n' \
           "$HTTPBIN_URL" "$OIDC_ISSUER_URL" "$NGINX_URL"
@@ -675,6 +724,7 @@ main() {
           "$TLS_SELF_SIGNED_URL" "$TLS_EXPIRED_URL" "$TLS_WRONG_NAME_URL"
         printf 'export TLS_TRUSTED_URL=%s\nexport TLS_CA_FILE=%q\n' "$TLS_TRUSTED_URL" "$TLS_CA_FILE"
         printf 'export DOWNLOADS_URL=%s\nexport EVENT_STREAM_URL=%s\n' "$DOWNLOADS_URL" "$EVENT_STREAM_URL"
+        printf 'export OAUTH_PROVIDER_URL=%s\n' "$OAUTH_PROVIDER_URL"
         note "press Ctrl-C to stop"
         while :; do
           for i in "${!SERVER_NAME[@]}"; do server_is_alive "$i" || server_failed "$i" "stopped unexpectedly"; done
