@@ -3,9 +3,9 @@ import HTTP
 import HTTPTestSupport
 import Testing
 
-// The code samples of HTTP.docc/Cookies.md ("Cookies"), kept identical to the article (the comparison ignores
-// indentation, blank lines, `import` lines and a leading `private`). The chain that would reach the network is
-// compiled and never run; the others run against MockLoader.
+// The code samples of HTTP.docc/KeepingCookies.md ("Keeping cookies"), kept identical to the article (the
+// comparison ignores indentation, blank lines, `import` lines and a leading `private`). The chain that would reach
+// the network is compiled and never run; the others run against MockLoader.
 
 extension ServerEnvironment {
     fileprivate static let production = ServerEnvironment(host: "api.example.com", pathPrefix: "/v1")
@@ -66,8 +66,8 @@ private func overviewSample() -> HTTPLoader {
     @Test func everySampleOfTheArticleIsInThisFile() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let article = root.appendingPathComponent("Sources/HTTP/HTTP.docc/Cookies.md")
+        let article = root.appendingPathComponent("Sources/HTTP/HTTP.docc/KeepingCookies.md")
         let missing = try DocumentationSamples.samplesMissing(from: #filePath, article: article)
-        #expect(missing.isEmpty, "Cookies.md: samples not tested here:\n\(missing.joined(separator: "\n---\n"))")
+        #expect(missing.isEmpty, "KeepingCookies.md: samples not tested here:\n\(missing.joined(separator: "\n---\n"))")
     }
 }

@@ -714,7 +714,8 @@ extension CacheConformanceCase {
             "vary-star", .required, vary: "*", stored: [("Foo", "1"), ("Baz", "789")],
             then: [("*", "1"), ("Baz", "789")], .notCached),
         varyMatch(
-            "vary-normalise-space", .optimal, vary: "Foo", stored: [("Foo", "1,2")], then: [("Foo", " 1, 2 ")], .cached),
+            "vary-normalise-space", .optimal, vary: "Foo", stored: [("Foo", "1,2")], then: [("Foo", " 1, 2 ")],
+            .cached),
         varyMatch(
             "vary-normalise-combine", .optimal, vary: "Foo", stored: [("Foo", "1, 2")],
             then: [("Foo", "1"), ("Foo", "2")], .cached),
