@@ -23,7 +23,8 @@ public import Foundation
 /// task is cancelled too).
 ///
 /// A request that asks for its body as a stream or in a file (``HTTPRequest/responseDelivery``) gets the
-/// handler's body that way, and a request with a ``HTTPRequest/progressHandler`` gets its progress reported as a
+/// handler's body that way (a handler that sets ``HTTPResponse/bodyStream`` itself streams its chunks as it delivers
+/// them), and a request with a ``HTTPRequest/progressHandler`` gets its progress reported as a
 /// transport reports it: the body sent, the response's body received (a resumed download's `206` counting what is
 /// on disk), and the final report.
 ///

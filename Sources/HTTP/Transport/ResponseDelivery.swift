@@ -88,6 +88,8 @@ extension HTTPResponse {
         case .buffered:
             return .success(self)
         case .stream:
+            // A body that is already a stream (a test double's, delivered in chunks of its choosing) stays one.
+            if bodyStream != nil { return .success(self) }
             var streamed = self
             streamed.bodyStream = HTTPBodyStream(request: request, completeBody: body)
             streamed.body = Data()
