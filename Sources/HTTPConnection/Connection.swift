@@ -16,6 +16,8 @@ public import HTTP
 public final class Connection: Sendable {
     /// The chain requests go through.
     public let loader: HTTPLoader
+    /// The streams and listings open on this connection, which a reset ends.
+    let openTransfers = OpenTransfers()
 
     /// Creates a connection over a loader chain.
     public init(loader: HTTPLoader) {
@@ -79,15 +81,23 @@ public final class Connection: Sendable {
     }
 
     /// Resets the chain — for a chain with authentication, this logs out — letting the requests already sent
-    /// finish. See `HTTPLoader.reset(mode:)`.
+    /// finish. See `HTTPLoader.reset(mode:)` and ``reset(mode:)``.
     public func reset() async {
-        await loader.reset()
+        await reset(mode: .drain)
     }
 
     /// Resets the chain: `.drain` lets the requests already sent finish, `.cancel` ends them at once with
     /// `HTTPError.Code.cancelled` (a logout the user asked for). Requests waiting anywhere in the chain fail with
     /// `HTTPError.Code.resetInProgress` at once either way, and no request leaves the chain once it has begun.
+    ///
+    /// In both modes, the streams this connection has open — bodies read with ``stream(_:)``,
+    /// ``lines(for:maximumLineLength:)`` or ``jsonLines(of:for:decoder:maximumLineLength:)``, listings from
+    /// ``pages(for:next:)`` — end at once with `HTTPError.Code.resetInProgress`, and so do those that open while the
+    /// reset runs: a stream has no end a reset could wait for, and none of the old session's data reaches the app
+    /// after it. (A page being loaded finishes as any load does; the listing ends after it.)
     public func reset(mode: ResetMode) async {
+        openTransfers.resetBegan()
         await loader.reset(mode: mode)
+        openTransfers.resetEnded()
     }
 }

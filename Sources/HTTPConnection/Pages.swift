@@ -20,7 +20,8 @@ extension Connection {
     ///
     /// Each page is decoded as `first` decodes, and throws as ``request(_:)`` does. A rule that leads back to a page
     /// already loaded ends the sequence with `HTTPError.Code.invalidResponse` rather than loop. Stopping the iteration
-    /// (or cancelling its task) stops after the page being loaded.
+    /// (or cancelling its task) stops after the page being loaded. A ``reset(mode:)`` of the connection ends the
+    /// listing with `HTTPError.Code.resetInProgress` before its next page.
     ///
     /// - Parameters:
     ///   - first: The request for the first page; the next ones keep its status rules, error decoding and decoding.
@@ -59,15 +60,24 @@ public struct Pages<Page: Sendable>: AsyncSequence, Sendable {
         /// The URLs loaded so far, to stop a rule that leads back to one.
         private var loaded: Set<String> = []
 
+        /// Whether a reset through the connection has ended the listing.
+        private let watch: ResetWatch
+
         init(pages: Pages) {
             self.pages = pages
             upcoming = pages.first
+            watch = ResetWatch(pages.connection.openTransfers)
         }
 
         public mutating func next() async throws -> Page? {
             guard let request = upcoming else { return nil }
             upcoming = nil
             try Task.checkCancellation()
+            if watch.isReset {
+                throw HTTPError(
+                    .resetInProgress, request: request.underlyingRequest,
+                    message: "the connection was reset, which ends its listings; the next page was not loaded")
+            }
             loaded.insert(Self.key(request.underlyingRequest))
             let page = try await pages.connection.response(for: request)
             loaded.insert(Self.key(page.response.request))  // as sent: the environment filled in, redirects followed

@@ -28,6 +28,10 @@ public struct ResponseError: Error, Sendable, CustomStringConvertible, Localized
     public var expectedType: String
     /// The decoding error, for ``Kind/undecodable``.
     public var underlyingError: (any Error)?
+    /// For a body read line by line (``Connection/lines(for:maximumLineLength:)``,
+    /// ``Connection/jsonLines(of:for:decoder:maximumLineLength:)``), the number of the line that did not decode,
+    /// from 1; the ``response``'s body is then that line (its first 4 KiB). `nil` for a whole body.
+    public var line: Int?
 
     public init(kind: Kind, response: HTTPResponse, expectedType: Any.Type, underlyingError: (any Error)? = nil) {
         self.kind = kind
@@ -47,10 +51,12 @@ public struct ResponseError: Error, Sendable, CustomStringConvertible, Localized
         text += "\(response.request.method) \(BodyExcerpt.displayURL(of: response)) answered \(response.status)"
         switch kind {
         case .unacceptableStatus: text += ", which the request does not accept"
+        case .undecodable where line != nil: text += ", but its line \(line ?? 0) is not a \(expectedType)"
         case .undecodable: text += ", but its body is not a \(expectedType)"
         }
         if let underlyingError { text += " (\(redaction.display(body: Self.summary(of: underlyingError))))" }
-        text += " — body: " + BodyExcerpt.make(response.body, contentType: response.headers["Content-Type"])
+        text += line == nil ? " — body: " : " — line: "
+        text += BodyExcerpt.make(response.body, contentType: response.headers["Content-Type"])
         return text
     }
 
