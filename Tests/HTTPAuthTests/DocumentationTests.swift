@@ -200,3 +200,36 @@ func watchSession(of oauth: OAuth) async {
         #expect(missing.isEmpty, "\(article): samples not tested here:\n\(missing.joined(separator: "\n---\n"))")
     }
 }
+
+// Authentication.md, "Log out": the delegate hears what the logout did.
+actor Notice {
+    private(set) var shown: [String] = []
+    func show(_ text: String) { shown.append(text) }
+}
+
+final class SignOutNotifier: OAuthDelegate {
+    let notice = Notice()
+
+    func logIn(at url: URL, for loader: OAuth) async throws -> URL? { nil }
+
+    func didLogOut(_ logout: OAuthLogout, for loader: OAuth) async {
+        if !logout.isSignedOutAtServer { await notice.show("Signed out on this device only") }
+    }
+}
+
+/// A provider without a revocation endpoint: the logout says the tokens stay valid at the server.
+@Test func theLogoutSampleTellsTheUserWhenTheTokensStayValidAtTheServer() async {
+    let endpoints = OAuthEndpoints(
+        authorization: URL(string: "https://id.example.com/authorize")!,
+        token: URL(string: "https://id.example.com/token")!)
+    let configuration = OAuthConfiguration(
+        endpoints: .known(endpoints), clientID: "my-app", redirectURI: URL(string: "com.example.app:/cb")!,
+        resourceOrigins: ["api.example.com"])
+    let notifier = SignOutNotifier()
+    let oauth = OAuth(
+        configuration: configuration, credentials: OAuthCredentials(accessToken: "a1"), delegate: notifier)
+    let chain = oauth --> MockLoader()
+    await chain.reset()
+    #expect(await notifier.notice.shown == ["Signed out on this device only"])
+    #expect(oauth.lastLogout?.revocation == .unsupported && oauth.lastLogout?.deletedSavedCredentials == true)
+}

@@ -22,8 +22,12 @@ import Testing
         /// The saved credentials are known (none, or replaced by given ones).
         case idleKnowingSavedCredentials
         case getSavedCredentials, discoveryForLogIn, logIn, getTokens, savingLoginCredentials
+        /// The OpenID document was missing: the RFC 8414 metadata is asked for.
+        case metadataForLogIn
+        /// The OpenID document named no revocation endpoint: the RFC 8414 metadata may add one.
+        case metadataFillingRevocation
         case discoveryForRefresh, refreshTokens, savingRefreshedCredentials, deletingRejectedCredentials
-        case logOutReadingSavedCredentials, logOutDiscovery, logOutRevoking, logOutDeletingCredentials
+        case logOutReadingSavedCredentials, logOutDiscovery, logOutMetadata, logOutRevoking, logOutDeletingCredentials
         case logOutEndingSession
 
         var testDescription: String { rawValue }
@@ -41,6 +45,8 @@ import Testing
         case noSavedCredentials
         /// The server answered with a discovery document.
         case discoveryDocument
+        /// The server answered with a discovery document that names no revocation endpoint.
+        case discoveryDocumentWithoutRevocation
         /// The server answered with tokens.
         case tokenResponse
         /// The server answered `400 invalid_grant`.
@@ -100,9 +106,31 @@ import Testing
             "discovery", knowsSaved: false, endpointsKnown: false,
             [
                 .discoveryDocument: Cell(state: "logIn", action: "show login"),
+                .discoveryDocumentWithoutRevocation: Cell(state: "discovery", action: "send GET metadata"),
+                // Not a discovery document, or none: the next document is asked for.
+                .tokenResponse: Cell(state: "discovery", action: "send GET metadata"),
+                .invalidGrant: Cell(state: "discovery", action: "send GET metadata"),
+                // The server cannot be reached: it is not asked again.
+                .unreachable: Cell(state: "idle", action: "finish: fail discoveryFailed"),
+            ]),
+        .metadataForLogIn: common(
+            "discovery", knowsSaved: false, endpointsKnown: false,
+            [
+                .discoveryDocument: Cell(state: "logIn", action: "show login"),
+                .discoveryDocumentWithoutRevocation: Cell(state: "logIn", action: "show login"),
                 .tokenResponse: Cell(state: "idle", action: "finish: fail discoveryFailed"),
                 .invalidGrant: Cell(state: "idle", action: "finish: fail discoveryFailed"),
                 .unreachable: Cell(state: "idle", action: "finish: fail discoveryFailed"),
+            ]),
+        .metadataFillingRevocation: common(
+            "discovery", knowsSaved: false, endpointsKnown: false,
+            // The OpenID document's endpoints are enough to go on, whatever the metadata says.
+            [
+                .discoveryDocument: Cell(state: "logIn", action: "show login"),
+                .discoveryDocumentWithoutRevocation: Cell(state: "logIn", action: "show login"),
+                .tokenResponse: Cell(state: "logIn", action: "show login"),
+                .invalidGrant: Cell(state: "logIn", action: "show login"),
+                .unreachable: Cell(state: "logIn", action: "show login"),
             ]),
         .logIn: common(
             "logIn", knowsSaved: false, endpointsKnown: true,
@@ -116,6 +144,7 @@ import Testing
             "getTokens", knowsSaved: false, endpointsKnown: true,
             [
                 .discoveryDocument: Cell(state: "idle", action: "finish: fail invalidTokenResponse"),
+                .discoveryDocumentWithoutRevocation: Cell(state: "idle", action: "finish: fail invalidTokenResponse"),
                 .tokenResponse: Cell(state: "savingCredentials", action: "save a2"),
                 .invalidGrant: Cell(state: "idle", action: "finish: fail tokenRequestFailed"),
                 .unreachable: Cell(state: "idle", action: "finish: fail endpointUnreachable"),
@@ -127,14 +156,16 @@ import Testing
             "discovery", knowsSaved: true, endpointsKnown: false,
             [
                 .discoveryDocument: Cell(state: "refreshTokens", action: "send POST /token refresh_token"),
-                .tokenResponse: Cell(state: "idle", action: "finish: fail discoveryFailed"),
-                .invalidGrant: Cell(state: "idle", action: "finish: fail discoveryFailed"),
+                .discoveryDocumentWithoutRevocation: Cell(state: "discovery", action: "send GET metadata"),
+                .tokenResponse: Cell(state: "discovery", action: "send GET metadata"),
+                .invalidGrant: Cell(state: "discovery", action: "send GET metadata"),
                 .unreachable: Cell(state: "idle", action: "finish: fail discoveryFailed"),
             ]),
         .refreshTokens: common(
             "refreshTokens", knowsSaved: true, endpointsKnown: true,
             [
                 .discoveryDocument: Cell(state: "idle", action: "finish: fail invalidTokenResponse"),
+                .discoveryDocumentWithoutRevocation: Cell(state: "idle", action: "finish: fail invalidTokenResponse"),
                 .tokenResponse: Cell(state: "savingCredentials", action: "save a2"),
                 .invalidGrant: Cell(state: "deletingRejectedCredentials", action: "delete saved credentials"),
                 .unreachable: Cell(state: "idle", action: "finish: fail endpointUnreachable"),
@@ -155,7 +186,19 @@ import Testing
             "logOutDiscovery", knowsSaved: false, endpointsKnown: false,
             [
                 .discoveryDocument: Cell(state: "logOutRevoking", action: "send POST /revoke refresh_token"),
+                .discoveryDocumentWithoutRevocation: Cell(state: "logOutDiscovery", action: "send GET metadata"),
+                .tokenResponse: Cell(state: "logOutDiscovery", action: "send GET metadata"),
+                .invalidGrant: Cell(state: "logOutDiscovery", action: "send GET metadata"),
                 // Without endpoints there is nothing to revoke; the logout goes on.
+                .unreachable: Cell(state: "logOutDeletingCredentials", action: "delete saved credentials"),
+            ]),
+        .logOutMetadata: common(
+            "logOutDiscovery", knowsSaved: false, endpointsKnown: false,
+            [
+                .discoveryDocument: Cell(state: "logOutRevoking", action: "send POST /revoke refresh_token"),
+                // No revocation endpoint anywhere: the tokens are not revoked, and the outcome will say so.
+                .discoveryDocumentWithoutRevocation: Cell(
+                    state: "logOutDeletingCredentials", action: "delete saved credentials"),
                 .tokenResponse: Cell(state: "logOutDeletingCredentials", action: "delete saved credentials"),
                 .invalidGrant: Cell(state: "logOutDeletingCredentials", action: "delete saved credentials"),
                 .unreachable: Cell(state: "logOutDeletingCredentials", action: "delete saved credentials"),
@@ -165,6 +208,8 @@ import Testing
             // Whatever the answer, the access token is revoked next; a failure is reported when the logout ends.
             [
                 .discoveryDocument: Cell(state: "logOutRevoking", action: "send POST /revoke access_token"),
+                .discoveryDocumentWithoutRevocation: Cell(
+                    state: "logOutRevoking", action: "send POST /revoke access_token"),
                 .tokenResponse: Cell(state: "logOutRevoking", action: "send POST /revoke access_token"),
                 .invalidGrant: Cell(state: "logOutRevoking", action: "send POST /revoke access_token"),
                 .unreachable: Cell(state: "logOutRevoking", action: "send POST /revoke access_token"),
@@ -174,7 +219,7 @@ import Testing
             [.savedCredentialsDeleted: Cell(state: "logOutEndingSession", action: "show logout")]),
         .logOutEndingSession: common(
             "logOutEndingSession", knowsSaved: false, endpointsKnown: true,
-            [.logoutPageClosed: Cell(state: "idle", action: "finish logout (no problem)")]),
+            [.logoutPageClosed: Cell(state: "idle", action: "finish logout (revoked, no problem)")]),
     ]
 
     /// A row's cells for the columns every state answers: a run started replaces what runs (the loader starts one
@@ -225,14 +270,14 @@ import Testing
             switch row {
             case .idle, .idleKnowingSavedCredentials: "idle"
             case .getSavedCredentials: "getSavedCredentials"
-            case .discoveryForLogIn, .discoveryForRefresh: "discovery"
+            case .discoveryForLogIn, .discoveryForRefresh, .metadataForLogIn, .metadataFillingRevocation: "discovery"
             case .logIn: "logIn"
             case .getTokens: "getTokens"
             case .savingLoginCredentials, .savingRefreshedCredentials: "savingCredentials"
             case .refreshTokens: "refreshTokens"
             case .deletingRejectedCredentials: "deletingRejectedCredentials"
             case .logOutReadingSavedCredentials: "logOutReadingSavedCredentials"
-            case .logOutDiscovery: "logOutDiscovery"
+            case .logOutDiscovery, .logOutMetadata: "logOutDiscovery"
             case .logOutRevoking: "logOutRevoking"
             case .logOutDeletingCredentials: "logOutDeletingCredentials"
             case .logOutEndingSession: "logOutEndingSession"
@@ -248,6 +293,9 @@ import Testing
         case .idleKnowingSavedCredentials: return makeMachine(knowsSavedCredentials: true)
         case .getSavedCredentials: return try reach(makeMachine(), [.obtain])
         case .discoveryForLogIn: return try reach(machine(in: .getSavedCredentials), [.noSavedCredentials])
+        case .metadataForLogIn: return try reach(machine(in: .discoveryForLogIn), [.invalidGrant])
+        case .metadataFillingRevocation:
+            return try reach(machine(in: .discoveryForLogIn), [.discoveryDocumentWithoutRevocation])
         case .logIn: return try reach(machine(in: .discoveryForLogIn), [.discoveryDocument])
         case .getTokens: return try reach(machine(in: .logIn), [.loginRedirected])
         case .savingLoginCredentials: return try reach(machine(in: .getTokens), [.tokenResponse])
@@ -257,6 +305,7 @@ import Testing
         case .deletingRejectedCredentials: return try reach(machine(in: .refreshTokens), [.invalidGrant])
         case .logOutReadingSavedCredentials: return try reach(makeMachine(), [.logOutWithoutCredentials])
         case .logOutDiscovery: return try reach(makeMachine(), [.logOut])
+        case .logOutMetadata: return try reach(machine(in: .logOutDiscovery), [.invalidGrant])
         case .logOutRevoking: return try reach(machine(in: .logOutDiscovery), [.discoveryDocument])
         case .logOutDeletingCredentials:
             return try reach(machine(in: .logOutRevoking), [.tokenResponse, .tokenResponse])
@@ -285,6 +334,8 @@ import Testing
         case .savedCredentialsRead: return outcome(.savedCredentialsRead(savedS1))
         case .noSavedCredentials: return outcome(.savedCredentialsRead(nil))
         case .discoveryDocument: return outcome(.responseReceived(response(json: discoveryDocument)))
+        case .discoveryDocumentWithoutRevocation:
+            return outcome(.responseReceived(response(json: discoveryDocumentWithoutRevocation)))
         case .tokenResponse: return outcome(.responseReceived(response(json: try tokenResponse())))
         case .invalidGrant:
             return outcome(.responseReceived(response(status: .badRequest, json: #"{"error":"invalid_grant"}"#)))
@@ -314,7 +365,9 @@ import Testing
         switch action {
         case .readSavedCredentials: return "read saved credentials"
         case .send(let request):
-            guard request.method == .post else { return "send GET discovery" }
+            guard request.method == .post else {
+                return request.path.contains("oauth-authorization-server") ? "send GET metadata" : "send GET discovery"
+            }
             let form = formFields(of: request)
             let field = form["grant_type"] ?? form["token_type_hint"] ?? "?"
             return "send POST \(request.path) \(field)"
@@ -327,8 +380,15 @@ import Testing
         case .finish(.failed(let error, let forgets), let session):
             return "finish: fail \(error.code)" + (forgets ? ", forgetting the credentials" : "")
                 + (session.map { " (\($0))" } ?? "")
-        case .finishLogout(let problem):
-            return "finish logout (\(problem.map { "\($0.code)" } ?? "no problem"))"
+        case .finishLogout(let logout):
+            let revocation =
+                switch logout.revocation {
+                case .revoked: "revoked"
+                case .unsupported: "not revoked: unsupported"
+                case .failed(let error): "revocation failed: \(error.code)"
+                case .nothingToRevoke: "nothing to revoke"
+                }
+            return "finish logout (\(revocation), \(logout.problem.map { "\($0.code)" } ?? "no problem"))"
         case .none: return "none"
         }
     }
@@ -368,6 +428,12 @@ private let discoveryDocument = """
     {"issuer": "https://id.example.com", "authorization_endpoint": "https://id.example.com/authorize",
      "token_endpoint": "https://id.example.com/token", "revocation_endpoint": "https://id.example.com/revoke",
      "end_session_endpoint": "https://id.example.com/logout"}
+    """
+
+/// An OpenID document without a revocation endpoint (some providers publish it only in their RFC 8414 metadata).
+private let discoveryDocumentWithoutRevocation = """
+    {"issuer": "https://id.example.com", "authorization_endpoint": "https://id.example.com/authorize",
+     "token_endpoint": "https://id.example.com/token", "end_session_endpoint": "https://id.example.com/logout"}
     """
 
 /// Tokens a2 and r2 for an hour, with an ID token for the fixed nonce.
@@ -619,11 +685,14 @@ private func formFields(of request: HTTPRequest) -> [String: String] {
         }
         #expect(page.path == "/logout" && page.queryValue("client_id") == "test-app")
         let end = machine.handle(.logoutPageClosed, of: run, at: now)
-        guard case .finishLogout(let problem) = end else {
+        guard case .finishLogout(let logout) = end else {
             Issue.record("the logout did not end: \(describe(end))")
             return
         }
-        #expect(problem == .tokenRequestFailed(status: 503, error: nil, description: nil))
+        let refusedRevocation = OAuthError.tokenRequestFailed(status: 503, error: nil, description: nil)
+        #expect(logout.problem == refusedRevocation)
+        #expect(logout.revocation == .failed(refusedRevocation) && !logout.isSignedOutAtServer)
+        #expect(!logout.deletedSavedCredentials && logout.endedProviderSession)
         #expect(machine.lastPath == [.logOut, .done])
         #expect(describe(machine.logOut(nil).1) == "read saved credentials")
     }
@@ -635,9 +704,156 @@ private func formFields(of request: HTTPRequest) -> [String: String] {
         #expect(describe(machine.handle(.savedCredentialsRead(nil), of: run, at: now)) == "delete saved credentials")
         // No endpoints are known, so no end-session page either.
         #expect(
-            describe(machine.handle(.savedCredentialsDeleted(nil), of: run, at: now)) == "finish logout (no problem)")
+            describe(machine.handle(.savedCredentialsDeleted(nil), of: run, at: now))
+                == "finish logout (nothing to revoke, no problem)")
         #expect(machine.lastPath == [.logOut, .done])
         // The saved credentials are unknown again after a logout: the next run reads them first.
         #expect(describe(start(&machine).1) == "read saved credentials")
+    }
+
+    // MARK: - Discovery: OpenID Connect, RFC 8414, overrides
+
+    private static let issuerWithPath = URL(string: "https://id.example.com/tenant")!
+
+    private static func discoveringConfiguration(
+        issuer: URL = URL(string: "https://id.example.com")!, overrides: OAuthEndpointOverrides = .init()
+    ) -> OAuthConfiguration {
+        var configuration = oauthConfiguration(endpoints: .discover(issuer: issuer), scopes: ["openid"])
+        configuration.endpointOverrides = overrides
+        return configuration
+    }
+
+    private static func document(issuer: String, revocation: String?) -> String {
+        var fields = [
+            "issuer": issuer, "authorization_endpoint": "\(issuer)/authorize", "token_endpoint": "\(issuer)/token",
+        ]
+        if let revocation { fields["revocation_endpoint"] = revocation }
+        return String(decoding: try! JSONSerialization.data(withJSONObject: fields), as: UTF8.self)
+    }
+
+    /// A logout that discovers, and returns the URLs it asked for and the revocation endpoint it used (if any).
+    private func discoverAtLogout(
+        _ machine: inout Machine, answers: [HTTPResult]
+    ) -> (asked: [String], revokedAt: String?, outcome: OAuthLogout?) {
+        var (run, action) = machine.logOut(validA1)
+        var asked: [String] = []
+        var revokedAt: String?
+        var answers = answers[...]
+        while true {
+            switch action {
+            case .send(let request) where request.method == .get:
+                asked.append(request.url?.absoluteString ?? "?")
+                #expect(request.isPartOfReset, "a logout's discovery is part of the reset")
+                action = machine.handle(
+                    .responseReceived(answers.popFirst() ?? .failure(Self.unreachable)), of: run, at: now)
+            case .send(let request):
+                revokedAt = revokedAt ?? request.url?.absoluteString
+                action = machine.handle(.responseReceived(response(json: "{}")), of: run, at: now)
+            case .deleteSavedCredentials:
+                action = machine.handle(.savedCredentialsDeleted(nil), of: run, at: now)
+            case .showLogout:
+                action = machine.handle(.logoutPageClosed, of: run, at: now)
+            case .finishLogout(let outcome):
+                return (asked, revokedAt, outcome)
+            default:
+                Issue.record("unexpected \(describe(action))")
+                return (asked, revokedAt, nil)
+            }
+        }
+    }
+
+    private static let unreachable = HTTPError(.cannotConnect, request: HTTPRequest())
+
+    /// An OAuth-only server has no OpenID document: the RFC 8414 metadata, at the well-known path inserted before
+    /// the issuer's path, gives the endpoints.
+    @Test func anOAuthOnlyServersMetadataIsFoundAtTheRFC8414Location() {
+        var machine = makeMachine(configuration: Self.discoveringConfiguration(issuer: Self.issuerWithPath))
+        let issuer = Self.issuerWithPath.absoluteString
+        let result = discoverAtLogout(
+            &machine,
+            answers: [
+                response(status: .notFound, json: "{}"),
+                response(json: Self.document(issuer: issuer, revocation: "\(issuer)/revoke")),
+            ])
+        #expect(
+            result.asked == [
+                "https://id.example.com/tenant/.well-known/openid-configuration",
+                "https://id.example.com/.well-known/oauth-authorization-server/tenant",
+            ])
+        #expect(result.revokedAt == "\(issuer)/revoke" && result.outcome?.revocation == .revoked)
+    }
+
+    /// A provider whose OpenID document names no revocation endpoint, but whose RFC 8414 metadata does: the
+    /// metadata fills the gap, and the logout revokes.
+    @Test func theRFC8414MetadataFillsWhatTheOpenIDDocumentLeavesOut() {
+        var machine = makeMachine(configuration: Self.discoveringConfiguration())
+        let issuer = "https://id.example.com"
+        let result = discoverAtLogout(
+            &machine,
+            answers: [
+                response(json: Self.document(issuer: issuer, revocation: nil)),
+                response(json: Self.document(issuer: issuer, revocation: "\(issuer)/oauth2/revoke")),
+            ])
+        #expect(result.asked.count == 2)
+        #expect(result.revokedAt == "\(issuer)/oauth2/revoke" && result.outcome?.isSignedOutAtServer == true)
+    }
+
+    /// No revocation endpoint anywhere: the logout still deletes and ends the session, and its outcome says the
+    /// tokens were not revoked.
+    @Test func withoutARevocationEndpointTheOutcomeSaysTheTokensStayValid() {
+        var machine = makeMachine(configuration: Self.discoveringConfiguration())
+        let document = Self.document(issuer: "https://id.example.com", revocation: nil)
+        let result = discoverAtLogout(
+            &machine, answers: [response(json: document), response(status: .notFound, json: "{}")])
+        #expect(result.revokedAt == nil)
+        #expect(result.outcome?.revocation == .unsupported && result.outcome?.isSignedOutAtServer == false)
+        #expect(result.outcome?.problem == nil && result.outcome?.deletedSavedCredentials == true)
+    }
+
+    /// An endpoint given explicitly wins over the discovered one, and a document that leaves out only what the
+    /// overrides give needs no second document.
+    @Test func anExplicitEndpointWinsOverDiscoveryAndSparesTheSecondDocument() {
+        let overrides = OAuthEndpointOverrides(revocation: URL(string: "https://revoke.example.com/r")!)
+        var machine = makeMachine(configuration: Self.discoveringConfiguration(overrides: overrides))
+        let issuer = "https://id.example.com"
+        let result = discoverAtLogout(
+            &machine,
+            answers: [response(json: Self.document(issuer: issuer, revocation: "\(issuer)/discovered-revoke"))])
+        #expect(result.asked == ["https://id.example.com/.well-known/openid-configuration"])
+        #expect(result.revokedAt == "https://revoke.example.com/r")
+    }
+
+    /// A document that names another issuer is refused (OpenID Connect Discovery §4.3, RFC 8414 §3.3), whichever
+    /// of the two it is.
+    @Test func aDocumentForAnotherIssuerIsNotUsed() {
+        var machine = makeMachine(configuration: Self.discoveringConfiguration())
+        let forged = Self.document(issuer: "https://evil.example.com", revocation: "https://evil.example.com/revoke")
+        let result = discoverAtLogout(&machine, answers: [response(json: forged), response(json: forged)])
+        #expect(result.asked.count == 2 && result.revokedAt == nil)
+        #expect(result.outcome?.revocation == .unsupported)
+    }
+
+    /// Known endpoints with an override: the override wins, and nothing is discovered.
+    @Test func anOverrideWinsOverKnownEndpointsToo() {
+        var configuration = Self.configuration()
+        configuration.endpointOverrides.token = URL(string: "https://tokens.example.com/t")!
+        var machine = makeMachine(configuration: configuration, knowsSavedCredentials: true)
+        let (_, first) = start(&machine, refreshing: expiringA1)
+        guard case .send(let refresh) = first else {
+            Issue.record("no refresh: \(describe(first))")
+            return
+        }
+        #expect(refresh.url?.absoluteString == "https://tokens.example.com/t")
+    }
+
+    /// A login discovers once: the endpoints found serve every later run, and the logout needs no discovery.
+    @Test func endpointsAreDiscoveredOnceForLoginsAndLogouts() throws {
+        var machine = makeMachine(configuration: Self.discoveringConfiguration(), knowsSavedCredentials: true)
+        let (run, first) = start(&machine)
+        #expect(describe(first) == "send GET discovery")
+        let document = Self.document(issuer: "https://id.example.com", revocation: "https://id.example.com/revoke")
+        #expect(describe(machine.handle(.responseReceived(response(json: document)), of: run, at: now)) == "show login")
+        let result = discoverAtLogout(&machine, answers: [])
+        #expect(result.asked.isEmpty && result.revokedAt == "https://id.example.com/revoke")
     }
 }

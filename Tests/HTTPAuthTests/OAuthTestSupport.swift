@@ -304,6 +304,7 @@ final class OAuthTestDelegate: OAuthDelegate {
         var saved: OAuthCredentials?
         var loginURLs: [URL] = []
         var logoutURLs: [URL] = []
+        var logouts: [OAuthLogout] = []
         var deletions = 0
         var saves = 0
         var heldLogins: [CheckedContinuation<Void, Never>] = []
@@ -362,6 +363,10 @@ final class OAuthTestDelegate: OAuthDelegate {
 
     func logOut(at url: URL, for loader: OAuth) async {
         state.withLock { $0.logoutURLs.append(url) }
+    }
+
+    func didLogOut(_ logout: OAuthLogout, for loader: OAuth) async {
+        state.withLock { $0.logouts.append(logout) }
     }
 }
 

@@ -542,6 +542,11 @@ private struct Fixture {
         #expect(logout.queryValue("post_logout_redirect_uri") == "com.example.app:/logged-out")
         #expect(fixture.oauth.credentials == nil)
         #expect(fixture.oauth.situation == .idle)
+        // The delegate and the loader know what the logout did: everything.
+        let outcome = OAuthLogout(
+            revocation: .revoked, deletedSavedCredentials: true, endedProviderSession: true, problem: nil)
+        #expect(fixture.delegate.state.value.logouts == [outcome])
+        #expect(fixture.oauth.lastLogout == outcome && outcome.isSignedOutAtServer)
         #expect(await iterator.next() == .loggedOut(nil))
 
         // The next request starts over.

@@ -108,6 +108,10 @@ public final class OAuth: CredentialLoader<OAuthScheme>, @unchecked Sendable {
         return parts.joined(separator: ", ")
     }
 
+    /// What the last logout (a reset) did at the server and on the device: whether the tokens were revoked, the saved
+    /// credentials deleted and the provider's session ended. `nil` before the first.
+    public var lastLogout: OAuthLogout? { scheme.lastLogout }
+
     /// The states the last finished flow went through (a reset's logout included).
     package var lastFlowPath: [OAuthStateMachine.State] { scheme.lastPath }
 

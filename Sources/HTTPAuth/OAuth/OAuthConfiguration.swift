@@ -32,6 +32,15 @@ public struct OAuthEndpoints: Sendable, Hashable, Decodable {
         self.userInfo = userInfo
     }
 
+    /// These endpoints, with the optional ones they lack taken from `other` (a second discovery document).
+    func filling(from other: OAuthEndpoints) -> OAuthEndpoints {
+        var merged = self
+        merged.revocation = revocation ?? other.revocation
+        merged.endSession = endSession ?? other.endSession
+        merged.userInfo = userInfo ?? other.userInfo
+        return merged
+    }
+
     enum CodingKeys: String, CodingKey {
         case issuer
         case authorization = "authorization_endpoint"
@@ -39,6 +48,51 @@ public struct OAuthEndpoints: Sendable, Hashable, Decodable {
         case revocation = "revocation_endpoint"
         case endSession = "end_session_endpoint"
         case userInfo = "userinfo_endpoint"
+    }
+}
+
+/// Endpoints given explicitly beside discovery: each one set here wins over the discovered one, and discovery fills
+/// the others. For a provider whose discovery document leaves one out (a revocation endpoint published elsewhere) or
+/// names one the app must not use.
+///
+/// ```swift
+/// var configuration = OAuthConfiguration(issuer: issuer, clientID: "my-app", redirectURI: callback,
+///                                        resourceOrigins: ["api.example.com"])
+/// configuration.endpointOverrides.revocation = URL(string: "https://id.example.com/oauth2/revoke")!
+/// ```
+public struct OAuthEndpointOverrides: Sendable, Hashable {
+    /// The authorization endpoint, if not the discovered one.
+    public var authorization: URL?
+    /// The token endpoint, if not the discovered one.
+    public var token: URL?
+    /// The revocation endpoint (RFC 7009), if not the discovered one.
+    public var revocation: URL?
+    /// The end-session endpoint (OpenID Connect RP-Initiated Logout), if not the discovered one.
+    public var endSession: URL?
+    /// The user-info endpoint, if not the discovered one.
+    public var userInfo: URL?
+
+    /// No overrides, or the ones given.
+    public init(
+        authorization: URL? = nil, token: URL? = nil, revocation: URL? = nil, endSession: URL? = nil,
+        userInfo: URL? = nil
+    ) {
+        self.authorization = authorization
+        self.token = token
+        self.revocation = revocation
+        self.endSession = endSession
+        self.userInfo = userInfo
+    }
+
+    /// `endpoints` with every endpoint set here in place of theirs.
+    func applied(to endpoints: OAuthEndpoints) -> OAuthEndpoints {
+        var merged = endpoints
+        merged.authorization = authorization ?? endpoints.authorization
+        merged.token = token ?? endpoints.token
+        merged.revocation = revocation ?? endpoints.revocation
+        merged.endSession = endSession ?? endpoints.endSession
+        merged.userInfo = userInfo ?? endpoints.userInfo
+        return merged
     }
 }
 
@@ -55,7 +109,11 @@ public struct OAuthEndpoints: Sendable, Hashable, Decodable {
 public struct OAuthConfiguration: Sendable {
     /// Where the endpoints come from.
     public enum Endpoints: Sendable, Hashable {
-        /// Read from `<issuer>/.well-known/openid-configuration` before the first flow that needs them.
+        /// Discovered before the first flow that needs them: the OpenID Connect discovery document
+        /// (`<issuer>/.well-known/openid-configuration`), then, when that is missing or names no revocation
+        /// endpoint, the OAuth authorization-server metadata (RFC 8414: `/.well-known/oauth-authorization-server`
+        /// before the issuer's path), each document's issuer checked; ``OAuthConfiguration/endpointOverrides``
+        /// win over both.
         case discover(issuer: URL)
         /// Known in advance.
         case known(OAuthEndpoints)
@@ -83,7 +141,10 @@ public struct OAuthConfiguration: Sendable {
     /// are not a loop, and the next request tries again.
     public typealias RefreshLimit = HTTPAuth.RefreshLimit
 
+    /// The endpoints, or where to discover them.
     public var endpoints: Endpoints
+    /// Endpoints that win over the discovered (or known) ones; none by default.
+    public var endpointOverrides: OAuthEndpointOverrides
     /// The client identifier registered with the server.
     public var clientID: String
     /// The client secret of a confidential client, sent with HTTP Basic authentication (RFC 6749 §2.3.1).
@@ -137,6 +198,7 @@ public struct OAuthConfiguration: Sendable {
     ///   - idTokenMaximumAge: How old an ID token's `iat` may be; 10 minutes by default.
     ///   - postLogoutRedirectURI: Sent with the end-session request, if set.
     ///   - additionalAuthorizationParameters: Sent with the authorization request.
+    ///   - endpointOverrides: Endpoints that win over the discovered ones; none by default.
     public init(
         endpoints: Endpoints,
         clientID: String,
@@ -150,9 +212,11 @@ public struct OAuthConfiguration: Sendable {
         allowedClockSkew: Duration = .seconds(300),
         idTokenMaximumAge: Duration = .seconds(600),
         postLogoutRedirectURI: URL? = nil,
-        additionalAuthorizationParameters: [URLQueryItem] = []
+        additionalAuthorizationParameters: [URLQueryItem] = [],
+        endpointOverrides: OAuthEndpointOverrides = OAuthEndpointOverrides()
     ) {
         self.endpoints = endpoints
+        self.endpointOverrides = endpointOverrides
         self.clientID = clientID
         self.clientSecret = clientSecret
         self.redirectURI = redirectURI
@@ -169,7 +233,7 @@ public struct OAuthConfiguration: Sendable {
 
     /// A configuration whose tokens go to `resourceHosts`: each a host name, which means `https` on port 443, or an
     /// origin such as `"http://127.0.0.1:8080"`. The other parameters are those of
-    /// ``init(endpoints:clientID:clientSecret:redirectURI:scopes:resourceOrigins:refreshWindow:onInvalidGrant:refreshLimit:allowedClockSkew:idTokenMaximumAge:postLogoutRedirectURI:additionalAuthorizationParameters:)``.
+    /// ``init(endpoints:clientID:clientSecret:redirectURI:scopes:resourceOrigins:refreshWindow:onInvalidGrant:refreshLimit:allowedClockSkew:idTokenMaximumAge:postLogoutRedirectURI:additionalAuthorizationParameters:endpointOverrides:)``.
     public init(
         endpoints: Endpoints,
         clientID: String,
@@ -183,7 +247,8 @@ public struct OAuthConfiguration: Sendable {
         allowedClockSkew: Duration = .seconds(300),
         idTokenMaximumAge: Duration = .seconds(600),
         postLogoutRedirectURI: URL? = nil,
-        additionalAuthorizationParameters: [URLQueryItem] = []
+        additionalAuthorizationParameters: [URLQueryItem] = [],
+        endpointOverrides: OAuthEndpointOverrides = OAuthEndpointOverrides()
     ) {
         self.init(
             endpoints: endpoints, clientID: clientID, clientSecret: clientSecret, redirectURI: redirectURI,
@@ -191,13 +256,13 @@ public struct OAuthConfiguration: Sendable {
             refreshWindow: refreshWindow, onInvalidGrant: onInvalidGrant, refreshLimit: refreshLimit,
             allowedClockSkew: allowedClockSkew, idTokenMaximumAge: idTokenMaximumAge,
             postLogoutRedirectURI: postLogoutRedirectURI,
-            additionalAuthorizationParameters: additionalAuthorizationParameters
+            additionalAuthorizationParameters: additionalAuthorizationParameters, endpointOverrides: endpointOverrides
         )
     }
 
     /// A configuration whose endpoints are discovered from `issuer` (its OpenID Connect discovery document). Every
     /// setting can be given here, with the defaults and meanings of
-    /// ``init(endpoints:clientID:clientSecret:redirectURI:scopes:resourceOrigins:refreshWindow:onInvalidGrant:refreshLimit:allowedClockSkew:idTokenMaximumAge:postLogoutRedirectURI:additionalAuthorizationParameters:)``.
+    /// ``init(endpoints:clientID:clientSecret:redirectURI:scopes:resourceOrigins:refreshWindow:onInvalidGrant:refreshLimit:allowedClockSkew:idTokenMaximumAge:postLogoutRedirectURI:additionalAuthorizationParameters:endpointOverrides:)``.
     ///
     /// ```swift
     /// // A server process, which cannot show a login page: a rejected refresh token fails the request.
@@ -218,20 +283,21 @@ public struct OAuthConfiguration: Sendable {
         allowedClockSkew: Duration = .seconds(300),
         idTokenMaximumAge: Duration = .seconds(600),
         postLogoutRedirectURI: URL? = nil,
-        additionalAuthorizationParameters: [URLQueryItem] = []
+        additionalAuthorizationParameters: [URLQueryItem] = [],
+        endpointOverrides: OAuthEndpointOverrides = OAuthEndpointOverrides()
     ) {
         self.init(
             endpoints: .discover(issuer: issuer), clientID: clientID, clientSecret: clientSecret,
             redirectURI: redirectURI, scopes: scopes, resourceOrigins: resourceOrigins, refreshWindow: refreshWindow,
             onInvalidGrant: onInvalidGrant, refreshLimit: refreshLimit, allowedClockSkew: allowedClockSkew,
             idTokenMaximumAge: idTokenMaximumAge, postLogoutRedirectURI: postLogoutRedirectURI,
-            additionalAuthorizationParameters: additionalAuthorizationParameters)
+            additionalAuthorizationParameters: additionalAuthorizationParameters, endpointOverrides: endpointOverrides)
     }
 
     /// A configuration whose endpoints are discovered from `issuer` and whose tokens go to `resourceHosts`: each a
     /// host, with or without a port, which means `https`, or an origin such as `"http://127.0.0.1:8080"`. The other
     /// parameters are those of
-    /// ``init(issuer:clientID:clientSecret:redirectURI:scopes:resourceOrigins:refreshWindow:onInvalidGrant:refreshLimit:allowedClockSkew:idTokenMaximumAge:postLogoutRedirectURI:additionalAuthorizationParameters:)``.
+    /// ``init(issuer:clientID:clientSecret:redirectURI:scopes:resourceOrigins:refreshWindow:onInvalidGrant:refreshLimit:allowedClockSkew:idTokenMaximumAge:postLogoutRedirectURI:additionalAuthorizationParameters:endpointOverrides:)``.
     public init(
         issuer: URL,
         clientID: String,
@@ -245,13 +311,14 @@ public struct OAuthConfiguration: Sendable {
         allowedClockSkew: Duration = .seconds(300),
         idTokenMaximumAge: Duration = .seconds(600),
         postLogoutRedirectURI: URL? = nil,
-        additionalAuthorizationParameters: [URLQueryItem] = []
+        additionalAuthorizationParameters: [URLQueryItem] = [],
+        endpointOverrides: OAuthEndpointOverrides = OAuthEndpointOverrides()
     ) {
         self.init(
             issuer: issuer, clientID: clientID, clientSecret: clientSecret, redirectURI: redirectURI, scopes: scopes,
             resourceOrigins: CredentialOrigins.origins(fromHosts: resourceHosts), refreshWindow: refreshWindow,
             onInvalidGrant: onInvalidGrant, refreshLimit: refreshLimit, allowedClockSkew: allowedClockSkew,
             idTokenMaximumAge: idTokenMaximumAge, postLogoutRedirectURI: postLogoutRedirectURI,
-            additionalAuthorizationParameters: additionalAuthorizationParameters)
+            additionalAuthorizationParameters: additionalAuthorizationParameters, endpointOverrides: endpointOverrides)
     }
 }

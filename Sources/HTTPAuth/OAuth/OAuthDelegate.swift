@@ -56,6 +56,12 @@ public protocol OAuthDelegate: AnyObject, Sendable {
     /// closed it: the reset that logs out waits for this method, and the chain accepts requests again after it.
     /// The loader calls it only when the provider has an end-session endpoint.
     func logOut(at url: URL, for loader: OAuth) async
+
+    /// The logout at a reset is done: `logout` says whether the tokens were revoked at the server, the saved
+    /// credentials deleted and the provider's session ended — for telling the user "signed out on this device
+    /// only" when ``OAuthLogout/isSignedOutAtServer`` is `false`. Called before the session's observers hear
+    /// ``OAuthSessionState/loggedOut(_:)``; the reset waits for it.
+    func didLogOut(_ logout: OAuthLogout, for loader: OAuth) async
 }
 
 extension OAuthDelegate {
@@ -67,6 +73,8 @@ extension OAuthDelegate {
     public func deleteCredentials(for loader: OAuth) async throws {}
     /// Does nothing: the provider's session stays open.
     public func logOut(at url: URL, for loader: OAuth) async {}
+    /// Does nothing; ``OAuth/lastLogout`` keeps the outcome.
+    public func didLogOut(_ logout: OAuthLogout, for loader: OAuth) async {}
 }
 
 /// Where an ``OAuth`` loader's session stands, as ``OAuth/sessionStates()`` reports it.

@@ -6,8 +6,8 @@ public import HTTP
 /// Obtaining tokens reads the delegate's saved credentials, else logs in (discovery, the login page, the code
 /// exchange with PKCE, the ID token checked); refreshing exchanges the refresh token, and logs in again where there
 /// is none or the server answers `invalid_grant` (``OAuthConfiguration/onInvalidGrant``); forgetting is the logout —
-/// revocation, the saved credentials deleted, the provider's end-session page. Each flow is a run of
-/// ``OAuthStateMachine``, whose actions this scheme performs. The ``OAuth`` loader gives it waiting requests, single
+/// revocation, the saved credentials deleted, the provider's end-session page. Each flow is a run of a
+/// value-type state machine, whose actions this scheme performs. The ``OAuth`` loader gives it waiting requests, single
 /// flight, the stale-`401` replay, origin binding and the reset protocol, as ``CredentialLoader`` does for every
 /// scheme.
 ///
@@ -28,6 +28,8 @@ public final class OAuthScheme: CredentialScheme, @unchecked Sendable {
         var nextObserverID: UInt64 = 0
         /// Whether the last session change left the user logged in: what a new observer hears first.
         var isLoggedIn: Bool
+        /// What the last logout did.
+        var lastLogout: OAuthLogout?
     }
 
     /// How the scheme talks to its authorization server.
@@ -58,6 +60,9 @@ public final class OAuthScheme: CredentialScheme, @unchecked Sendable {
         get { state.withLock { $0.delegate.value } }
         set { state.withLock { $0.delegate.value = newValue } }
     }
+
+    /// What the last logout did, if there was one.
+    var lastLogout: OAuthLogout? { state.withLock { $0.lastLogout } }
 
     /// The states the last finished run went through (a logout included).
     var lastPath: [Machine.State] { state.withLock { $0.machine.lastPath } }
@@ -100,8 +105,10 @@ public final class OAuthScheme: CredentialScheme, @unchecked Sendable {
         var action = first
         while true {
             switch action {
-            case .finishLogout(let problem):
-                publish(.loggedOut(problem))
+            case .finishLogout(let outcome):
+                state.withLock { $0.lastLogout = outcome }
+                if let oauth = context.loader as? OAuth { await delegate?.didLogOut(outcome, for: oauth) }
+                publish(.loggedOut(outcome.problem))
                 return
             case .finish, .none:
                 return  // not a logout's end; nothing replaces a logout while it runs

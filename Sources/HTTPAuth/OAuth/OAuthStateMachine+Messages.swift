@@ -6,23 +6,32 @@ import HTTP
 extension OAuthStateMachine {
     // MARK: - Discovery
 
-    /// `GET <issuer>/.well-known/openid-configuration`.
-    func discoveryRequest() -> HTTPRequest {
-        var request = HTTPRequest(url: discoveryURL, headers: ["Accept": "application/json"])
+    /// The documents discovery asks for, in order: OpenID Connect discovery (`<issuer>/.well-known/openid-configuration`,
+    /// OpenID Connect Discovery 1.0 §4), then the OAuth authorization-server metadata (RFC 8414 §3:
+    /// `/.well-known/oauth-authorization-server` inserted before the issuer's path). Empty for known endpoints.
+    var discoveryURLs: [URL] {
+        guard case .discover(let issuer) = configuration.endpoints else { return [] }
+        var openID = issuer
+        openID.append(path: ".well-known/openid-configuration")
+        var metadata = URLComponents(url: issuer, resolvingAgainstBaseURL: true) ?? URLComponents()
+        let path = metadata.path.hasSuffix("/") ? String(metadata.path.dropLast()) : metadata.path
+        metadata.path = "/.well-known/oauth-authorization-server" + path
+        metadata.query = nil
+        metadata.fragment = nil
+        return [openID] + (metadata.url.map { [$0] } ?? [])
+    }
+
+    /// `GET` the discovery document at `url`.
+    func discoveryRequest(_ url: URL) -> HTTPRequest {
+        var request = HTTPRequest(url: url, headers: ["Accept": "application/json"])
         request.markAsAuthorizationServerTraffic()
         return request
     }
 
-    private var discoveryURL: URL {
-        switch configuration.endpoints {
-        case .discover(let issuer): issuer.appending(path: ".well-known/openid-configuration")
-        case .known(let endpoints): endpoints.authorization  // never asked: known endpoints need no discovery
-        }
-    }
-
-    /// The endpoints in a discovery document, checked against the issuer asked (OpenID Connect Discovery 1.0 §4.3).
-    func discoveredEndpoints(from result: HTTPResult) throws(OAuthError) -> OAuthEndpoints {
-        let url = discoveryURL.absoluteString
+    /// The endpoints in the discovery document at `url`, checked against the issuer asked (OpenID Connect Discovery
+    /// 1.0 §4.3, RFC 8414 §3.3).
+    func discoveredEndpoints(from result: HTTPResult, at url: URL) throws(OAuthError) -> OAuthEndpoints {
+        let url = url.absoluteString
         let response: HTTPResponse
         switch result {
         case .failure(let error): throw .discoveryFailed("GET \(url): \(error.message)")

@@ -121,8 +121,8 @@ package struct OAuthStateMachine: Sendable {
         case showLogout(URL)
         /// The run ended with this outcome; report the session's change, if any.
         case finish(Outcome, session: OAuthSessionState?)
-        /// The logout ended: report `.loggedOut(problem)`, and release the resets waiting for it.
-        case finishLogout(OAuthError?)
+        /// The logout ended, having done this.
+        case finishLogout(OAuthLogout)
         /// Nothing: the event came from an interrupted run, or is not one the current state waits for.
         case none
     }
@@ -176,8 +176,25 @@ package struct OAuthStateMachine: Sendable {
         case refreshTokens(OAuthCredentials)
     }
 
+    /// Where a discovery is: the document it fetches (an index into ``discoveryURLs``), the endpoints an earlier
+    /// document gave, and the first problem.
+    private struct Discovery: Sendable {
+        var candidate = 0
+        var found: OAuthEndpoints?
+        var problem: OAuthError?
+    }
+
+    /// What a discovery does after a document's answer.
+    private enum DiscoveryStep {
+        /// Fetch the next document.
+        case fetch(HTTPRequest)
+        /// Done, with these endpoints (the overrides applied).
+        case found(OAuthEndpoints)
+        case failed(OAuthError)
+    }
+
     private enum Step: Sendable {
-        case discovery(then: Entry)
+        case discovery(then: Entry, Discovery)
         case getSavedCredentials
         case logIn(LoginSecrets)
         case getTokens(LoginSecrets)
@@ -201,7 +218,7 @@ package struct OAuthStateMachine: Sendable {
 
     private enum LogoutStep: Sendable {
         case getSavedCredentials
-        case discovery
+        case discovery(Discovery)
         /// Revoking the first of these tokens (with their `token_type_hint`); then the rest.
         case revoking([Revocation])
         case deletingCredentials
@@ -217,8 +234,9 @@ package struct OAuthStateMachine: Sendable {
         let id: RunID
         var step: LogoutStep = .getSavedCredentials
         var credentials: OAuthCredentials?
-        /// The first thing that went wrong; every step is attempted regardless.
-        var problem: OAuthError?
+        /// What the logout has done so far; every step is attempted whatever went wrong before.
+        var outcome = OAuthLogout(
+            revocation: .nothingToRevoke, deletedSavedCredentials: false, endedProviderSession: false, problem: nil)
         var path: [State] = [.logOut]
     }
 
@@ -252,7 +270,9 @@ package struct OAuthStateMachine: Sendable {
         self.configuration = configuration
         self.makeLoginSecrets = makeLoginSecrets
         self.knowsSavedCredentials = knowsSavedCredentials
-        if case .known(let known) = configuration.endpoints { endpoints = known }
+        if case .known(let known) = configuration.endpoints {
+            endpoints = configuration.endpointOverrides.applied(to: known)
+        }
     }
 
     // MARK: - Runs
@@ -298,11 +318,15 @@ package struct OAuthStateMachine: Sendable {
 
     private mutating func advance(_ run: inout Run, with event: Event, at now: Date) -> Action {
         switch (run.step, event) {
-        case (.discovery(let entry), .responseReceived(let result)):
-            do throws(OAuthError) {
-                endpoints = try discoveredEndpoints(from: result)
+        case (.discovery(let entry, var discovery), .responseReceived(let result)):
+            switch discover(&discovery, after: result) {
+            case .fetch(let request):
+                run.step = .discovery(then: entry, discovery)
+                return .send(request)
+            case .found(let found):
+                endpoints = found
                 return enter(entry, &run, at: now)
-            } catch {
+            case .failed(let error):
                 return fail(&run, error)
             }
 
@@ -388,8 +412,11 @@ package struct OAuthStateMachine: Sendable {
 
         case (.logIn, nil), (.refreshTokens, nil):
             run.path.append(.discovery)
-            run.step = .discovery(then: entry)
-            return .send(discoveryRequest())
+            guard let first = discoveryURLs.first else {
+                return fail(&run, .discoveryFailed("the authorization server's endpoints are not known"))
+            }
+            run.step = .discovery(then: entry, Discovery())
+            return .send(discoveryRequest(first))
 
         case (.logIn, let endpoints?):
             run.path.append(.logIn)
@@ -465,22 +492,35 @@ package struct OAuthStateMachine: Sendable {
             logout.credentials = saved
             return revokeTokens(&logout)
 
-        case (.discovery, .responseReceived(let result)):
-            // Without endpoints there is nothing to revoke or end; that is no reason to fail the logout.
-            endpoints = try? discoveredEndpoints(from: result)
+        case (.discovery(var discovery), .responseReceived(let result)):
+            switch discover(&discovery, after: result) {
+            case .fetch(var request):
+                logout.step = .discovery(discovery)
+                request.isPartOfReset = true
+                return .send(request)
+            case .found(let found):
+                endpoints = found
+            case .failed:
+                break  // without endpoints there is nothing to revoke or end; no reason to fail the logout
+            }
             return revokeTokens(&logout)
 
         case (.revoking(let revocations), .responseReceived(let result)):
-            if logout.problem == nil { logout.problem = problem(ofRevocation: result) }
+            if let problem = problem(ofRevocation: result) {
+                if case .failed = logout.outcome.revocation {} else { logout.outcome.revocation = .failed(problem) }
+                logout.outcome.problem = logout.outcome.problem ?? problem
+            }
             return revoke(Array(revocations.dropFirst()), &logout)
 
         case (.deletingCredentials, .savedCredentialsDeleted(let error)):
-            logout.problem = logout.problem ?? error
+            logout.outcome.deletedSavedCredentials = error == nil
+            logout.outcome.problem = logout.outcome.problem ?? error
             guard let endSession = endpoints?.endSession else { return finish(&logout) }
             logout.step = .endingSession
             return .showLogout(endSessionURL(endSession, idToken: logout.credentials?.idToken))
 
         case (.endingSession, .logoutPageClosed):
+            logout.outcome.endedProviderSession = true
             return finish(&logout)
 
         case (.getSavedCredentials, _), (.discovery, _), (.revoking, _), (.deletingCredentials, _),
@@ -492,18 +532,27 @@ package struct OAuthStateMachine: Sendable {
     /// Revokes the logout's tokens, after Discovery when their endpoint is not known yet. RFC 7009 §2.1: the
     /// refresh token is the one that matters; the access token too where the server supports it.
     private mutating func revokeTokens(_ logout: inout Logout) -> Action {
-        guard let credentials = logout.credentials else { return revoke([], &logout) }
-        if endpoints == nil, !logout.path.contains(.discovery) {
+        guard let credentials = logout.credentials else {
+            logout.outcome.revocation = .nothingToRevoke
+            return revoke([], &logout)
+        }
+        if endpoints == nil, !logout.path.contains(.discovery), let first = discoveryURLs.first {
             logout.path.append(.discovery)
-            logout.step = .discovery
+            logout.step = .discovery(Discovery())
             // Part of the reset, like the revocation it serves: the loaders below refuse everything else now.
-            var discovery = discoveryRequest()
+            var discovery = discoveryRequest(first)
             discovery.isPartOfReset = true
             return .send(discovery)
         }
+        guard endpoints?.revocation != nil else {
+            // The tokens stay valid at the server until they expire: the outcome says so.
+            logout.outcome.revocation = .unsupported
+            return revoke([], &logout)
+        }
         var revocations = credentials.refreshToken.map { [Revocation(token: $0, hint: "refresh_token")] } ?? []
         revocations.append(Revocation(token: credentials.accessToken, hint: "access_token"))
-        return revoke(endpoints?.revocation == nil ? [] : revocations, &logout)
+        logout.outcome.revocation = .revoked  // unless a revocation fails
+        return revoke(revocations, &logout)
     }
 
     /// Revokes the first of `revocations`; with none left, deletes the saved credentials.
@@ -519,7 +568,34 @@ package struct OAuthStateMachine: Sendable {
     private mutating func finish(_ logout: inout Logout) -> Action {
         logout.path.append(.done)
         (lastPath, phase) = (logout.path, .idle)
-        return .finishLogout(logout.problem)
+        return .finishLogout(logout.outcome)
+    }
+
+    /// A discovery after the answer for its current document: the endpoints once a document names them all (the
+    /// next document only fills what the earlier left out: a revocation endpoint), the next document after a
+    /// missing or unusable one, a failure once none is left. A server that cannot be reached is not asked again.
+    /// The configuration's overrides win over every document.
+    private func discover(_ discovery: inout Discovery, after result: HTTPResult) -> DiscoveryStep {
+        let urls = discoveryURLs
+        let overrides = configuration.endpointOverrides
+        var isReachable = true
+        if discovery.candidate < urls.count {
+            do throws(OAuthError) {
+                let document = try discoveredEndpoints(from: result, at: urls[discovery.candidate])
+                discovery.found = discovery.found.map { $0.filling(from: document) } ?? document
+            } catch {
+                discovery.problem = discovery.problem ?? error
+                if case .failure = result { isReachable = false }
+            }
+        }
+        let next = discovery.candidate + 1
+        let isComplete = discovery.found.map { $0.revocation != nil || overrides.revocation != nil } ?? false
+        if isReachable, !isComplete, next < urls.count {
+            discovery.candidate = next
+            return .fetch(discoveryRequest(urls[next]))
+        }
+        if let found = discovery.found { return .found(overrides.applied(to: found)) }
+        return .failed(discovery.problem ?? .discoveryFailed("no discovery document"))
     }
 
     // MARK: - Credentials
