@@ -100,8 +100,7 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
     }
 
     /// Decides about the first attempt's result, and retries while the strategy says so.
-    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
-    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
+    /// Out of line, to keep the waiting frame small (Architecture.md, "Performance rules").
     @inline(never)
     private func retrying(
         _ base: HTTPRequest, after first: HTTPResult, strategy: any HTTPRetryStrategy

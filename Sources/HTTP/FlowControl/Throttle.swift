@@ -117,16 +117,14 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
 
     /// Loads a request that bypasses the queue (during a reset, `loadNext` lets only a loader's own reset traffic
     /// through).
-    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
-    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
+    /// Out of line, to keep the waiting frame small (Architecture.md, "Performance rules").
     @inline(never)
     private func bypass(_ request: HTTPRequest) async -> HTTPResult {
         await loadNext(request)
     }
 
     /// Loads a request that holds a slot, and frees the slot when the load completes.
-    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
-    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
+    /// Out of line, to keep the waiting frame small (Architecture.md, "Performance rules").
     @inline(never)
     private func loadInSlot(_ request: HTTPRequest) async -> HTTPResult {
         let result = await loadNext(request)
@@ -135,8 +133,7 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
     }
 
     /// The failure of a request that did not get a slot.
-    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
-    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
+    /// Out of line, to keep the waiting frame small (Architecture.md, "Performance rules").
     @inline(never)
     private func refusal(_ admission: Admission, of request: HTTPRequest) -> HTTPResult {
         switch admission {
@@ -171,8 +168,7 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
     }
 
     /// Puts a waiter in its lane, or answers it at once (cancelled, resetting, or a slot freed meanwhile).
-    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
-    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
+    /// Out of line, to keep the waiting frame small (Architecture.md, "Performance rules").
     @inline(never)
     private func enqueue(_ continuation: CheckedContinuation<Void, Never>, id: UInt64, priority: ThrottlePriority) {
         let decided = state.withLock { state -> (refused: Bool, admitted: [CheckedContinuation<Void, Never>]) in

@@ -112,8 +112,7 @@ public final class Recorder: HTTPLoader, @unchecked Sendable {
     }
 
     /// Adds the entry in sequence order, and writes the file unless another load is writing it.
-    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
-    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
+    /// Out of line, to keep the waiting frame small (Architecture.md, "Performance rules").
     @inline(never)
     private func record(sequence: Int, request: HTTPRequest, result: HTTPResult, startedAt: Date) {
         let duration = Duration(clampingSeconds: now().timeIntervalSince(startedAt), to: .zero ... .century)

@@ -103,8 +103,7 @@ public final class FollowRedirects: HTTPLoader, @unchecked Sendable {
     }
 
     /// Follows redirects from `response`, the answer to `request`, until a response is not one to follow.
-    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
-    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
+    /// Out of line, to keep the waiting frame small (Architecture.md, "Performance rules").
     @inline(never)
     private func follow(_ response: HTTPResponse, of request: HTTPRequest) async -> HTTPResult {
         let policy = request.redirectPolicy

@@ -162,8 +162,7 @@ public final class CircuitBreaker: HTTPLoader, @unchecked Sendable {
 
     /// Sends a request that has no origin yet, past the circuits (during a reset, `loadNext` lets only a loader's
     /// own reset traffic through).
-    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
-    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
+    /// Out of line, to keep the waiting frame small (Architecture.md, "Performance rules").
     @inline(never)
     private func loadUncounted(_ request: HTTPRequest) async -> HTTPResult {
         await loadNext(request)

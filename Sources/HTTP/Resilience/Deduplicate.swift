@@ -139,16 +139,14 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
 
     /// Loads a request that shares nothing (during a reset, `loadNext` lets only a loader's own reset traffic
     /// through).
-    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
-    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
+    /// Out of line, to keep the waiting frame small (Architecture.md, "Performance rules").
     @inline(never)
     private func loadAlone(_ request: HTTPRequest) async -> HTTPResult {
         await loadNext(request)
     }
 
     /// Joins the load in flight for an identical request, or registers a new one.
-    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
-    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
+    /// Out of line, to keep the waiting frame small (Architecture.md, "Performance rules").
     @inline(never)
     private func admit(_ request: HTTPRequest) -> Admission {
         let key = DeduplicationKey(request, ignoringHeaderFields: ignoredHeaderFields)
@@ -203,8 +201,7 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
     }
 
     /// Waits, as caller `caller`, for the result of load `load`, or leaves it when the task is cancelled.
-    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
-    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
+    /// Out of line, to keep the waiting frame small (Architecture.md, "Performance rules").
     @inline(never)
     private func wait(as caller: UInt64, of load: UInt64, request: HTTPRequest, isLeader: Bool) async -> HTTPResult {
         await withTaskCancellationHandler {
@@ -223,8 +220,7 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
     }
 
     /// What caller `caller`, woken, returns: the shared result for its request, or its cancellation.
-    /// Out of line: its locals stay out of the async frame of `load(_:)`, which every request waiting in or
-    /// below this loader holds (BudgetReport's scale section measures a parked request's bytes).
+    /// Out of line, to keep the waiting frame small (Architecture.md, "Performance rules").
     @inline(never)
     private func answer(of caller: UInt64, for request: HTTPRequest, isLeader: Bool) -> HTTPResult {
         switch state.withLock({ $0.waiters.takeAnswer(caller) }) {
