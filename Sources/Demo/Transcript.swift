@@ -1,11 +1,18 @@
 import Foundation
 import HTTP
 
-/// Prints a numbered section heading.
-func section(_ number: Int, _ title: String) {
+/// Prints a section heading, numbered in the order the sections run.
+func section(_ title: String) {
+    let number = sectionNumber.withLock { number in
+        number += 1
+        return number
+    }
     print("\n\(number). \(title)")
-    print(String(repeating: "─", count: title.count + 3))
+    print(String(repeating: "─", count: title.count + "\(number)".count + 2))
 }
+
+/// The number of the last section printed.
+private let sectionNumber = Shared(0)
 
 /// Prints a result on one line: the description of a response, or the error.
 func show(
@@ -55,7 +62,34 @@ final class Shared<Value>: @unchecked Sendable {  // Sendable: `value` is only t
     var value: Value { withLock { $0 } }
 }
 
+/// `duration` in milliseconds, for a line: `"100.8 ms"`.
+func milliseconds(_ duration: Duration) -> String {
+    String(format: "%.1f ms", seconds(duration) * 1_000)
+}
+
+/// Whether standard output is a terminal, where a progress bar can be redrawn in place.
+let isTerminal = isatty(STDOUT_FILENO) == 1
+
 /// `duration` in seconds.
 func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+/// The DER bytes of each certificate in a PEM file (`-----BEGIN CERTIFICATE-----` blocks), for
+/// `PublicKeyPinning.pin(forCertificate:)`.
+func certificates(inPEMFile path: String) -> [Data] {
+    let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    var certificates: [Data] = []
+    var base64: String?
+    for line in text.split(whereSeparator: \.isNewline) {
+        if line.hasPrefix("-----BEGIN CERTIFICATE") {
+            base64 = ""
+        } else if line.hasPrefix("-----END CERTIFICATE") {
+            if let encoded = base64, let der = Data(base64Encoded: encoded) { certificates.append(der) }
+            base64 = nil
+        } else if let encoded = base64 {
+            base64 = encoded + line.trimmingCharacters(in: .whitespaces)
+        }
+    }
+    return certificates
 }

@@ -24,7 +24,7 @@ print(
 )
 print("(→ request sent, ← response received, ✕ failed: lines written by PrintLoader)")
 
-section(1, "What app code writes: let person = try await connection.request(.person(42))")
+section("What app code writes: let person = try await connection.request(.person(42))")
 let production = AppEnvironment.production(api).makeConnection { print("   \($0)") }
 show(chain: production.loader)
 do {
@@ -34,7 +34,17 @@ do {
     print("   ✗ \(error)")
 }
 
-section(2, "A 404 with a typed error body becomes ServerError<APIProblem>")
+section("The value with its response: connection.response(for:) returns a DecodedResponse")
+do {
+    let person = try await production.response(for: .person(42))
+    let headers = person.headers
+    print("   ✓ \(person.value.name), \(person.status); ETag \(headers["ETag"] ?? "-"), Date \(headers["Date"] ?? "-")")
+    print("   metrics: \(person.metrics.map { "\($0)" } ?? "none")")
+} catch {
+    print("   ✗ \(error)")
+}
+
+section("A 404 with a typed error body becomes ServerError<APIProblem>")
 do {
     _ = try await production.request(.person(7))
 } catch let error as ServerError<APIProblem> {
@@ -43,10 +53,77 @@ do {
     print("   ✗ unexpected: \(error)")
 }
 
-section(3, "Environments: the same call against an in-memory development backend")
+section("Environments: the same call against an in-memory development backend")
 let development = AppEnvironment.development.makeConnection { print("   \($0)") }
 if let person = try? await development.request(.person(42)) {
     print("   ✓ \(person.name) — switching environments is choosing which chain the Connection wraps")
+}
+
+section("A paged listing: connection.pages(for:) follows each page's Link: <…>; rel=\"next\" until there is none")
+// httpbin's /response-headers answers with the header fields its query names, and echoes them as JSON: a chain of
+// such URLs, each naming the next in a Link field, is a paged API. Page 3 has no next link.
+struct EchoedPage: Decodable, Sendable {
+    var page: String
+    var link: String?
+
+    enum CodingKeys: String, CodingKey {
+        case page
+        case link = "Link"
+    }
+}
+func pageRequest(_ number: Int, next: HTTPRequest?) -> HTTPRequest {
+    var query = [URLQueryItem(name: "page", value: "\(number)")]
+    if let next {
+        let target = "\(next.percentEncodedPath)?\(next.percentEncodedQuery ?? "")"
+        query.append(URLQueryItem(name: "Link", value: "<\(target)>; rel=\"next\""))
+    }
+    return HTTPRequest(path: "/response-headers", query: query)
+}
+let firstPage = pageRequest(1, next: pageRequest(2, next: pageRequest(3, next: nil)))
+let listing = Connection(
+    loader: ApplyEnvironment(environment: httpbin)
+        --> ModifyRequest { request in
+            print("   → GET \(request.path)?page=\(request.query.first { $0.name == "page" }?.value ?? "?")…")
+            return request
+        }
+        --> DemoTransport.makeTerminal())
+do {
+    for try await page in listing.pages(for: Request<EchoedPage>(underlyingRequest: firstPage)) {
+        // The target between < and >, itself a URL whose query names the page after it.
+        let target = page.link.flatMap { $0.split(separator: ">").first?.dropFirst() }
+        let shown = target.map { $0.count > 40 ? "\($0.prefix(40))…" : String($0) }
+        let next = shown.map { "Link: <\($0)>; rel=\"next\"" } ?? "no Link: the listing ends"
+        print("   ✓ page \(page.page) — \(next)")
+    }
+} catch {
+    print("   ✗ \(error)")
+}
+
+section("Server-Sent Events: connection.events(for:) reconnects with Last-Event-ID when the server hangs up")
+if let eventServer = environment["EVENT_STREAM_URL"].flatMap(URL.init(string:)) {
+    // The server ends each connection after two events; a loader in the chain shows each connection it opens.
+    let watched =
+        ModifyRequest { request in
+            if let last = request.headers["Last-Event-ID"] {
+                print("   ↻ the connection ended: reconnecting with Last-Event-ID: \(last)")
+            } else {
+                print("   → GET \(request.percentEncodedPath)?\(request.percentEncodedQuery ?? "")")
+            }
+            return request
+        }
+        --> DemoTransport.makeTerminal()
+    var numbers = HTTPRequest(url: eventServer.appending(path: "numbers"))
+    numbers.query = [URLQueryItem(name: "count", value: "5"), URLQueryItem(name: "close_after", value: "2")]
+    do {
+        for try await event in Connection(loader: watched).events(for: numbers) {
+            print("   ✓ event \(event.type) #\(event.lastEventID): \(event.data)")
+        }
+        print("   the server answered 204 No Content once all five were sent: the stream ended, not reconnected")
+    } catch {
+        print("   ✗ \(error)")
+    }
+} else {
+    print("   ✗ EVENT_STREAM_URL is not set; run the demo with scripts/demo.sh")
 }
 
 // The chain: relative requests go to the httpbin environment, redirects are followed hop by hop, requests get a
@@ -64,7 +141,7 @@ let chain =
     --> PrintLoader(redaction: .standard.adding("X-API-Key")) { print("   \($0)") }
     --> DemoTransport.makeTerminal()
 
-section(4, "Basic authentication: credentials asked for once, sent only to their origin, replaced after a 401")
+section("Basic authentication: credentials asked for once, sent only to their origin, replaced after a 401")
 let loginScreen = DemoLogin(answers: [
     BasicCredentials(username: "user", password: "wrong-password"),
     BasicCredentials(username: "user", password: "passwd"),
@@ -77,6 +154,9 @@ let authenticated =
 var protected = HTTPRequest(path: "/basic-auth/user/passwd")
 protected.authenticationMethod = .basic
 show(await authenticated.load(protected)) { "\($0.status) after asking the delegate \(loginScreen.timesAsked) times" }
+print(
+    "   (the login screen's first answer is a mistyped password, so httpbin answers 401; BasicAuth forgets it, asks "
+        + "again and replays the request once with the new answer)")
 // Another origin: the same server under another name, and the same host over another scheme.
 for url in ["http://localhost:\(httpbin.port ?? 80)/headers", "https://\(httpbin.host):\(httpbin.port ?? 80)/headers"] {
     var elsewhere = HTTPRequest(url: URL(string: url)!)
@@ -84,7 +164,7 @@ for url in ["http://localhost:\(httpbin.port ?? 80)/headers", "https://\(httpbin
     show(await authenticated.load(elsewhere))
 }
 
-section(5, "OAuth 2 / OpenID Connect: log in at the local provider, refresh a 2-second token, log out")
+section("OAuth 2 / OpenID Connect: log in at the local provider, refresh a 2-second token, log out")
 if let issuer = environment["OIDC_ISSUER_URL"].flatMap(URL.init(string:)), let provider = Origin(issuer) {
     let browser = DemoBrowser(subject: "alice")
     let configuration = OAuthConfiguration(
@@ -127,18 +207,57 @@ if let issuer = environment["OIDC_ISSUER_URL"].flatMap(URL.init(string:)), let p
     print("   ✗ OIDC_ISSUER_URL is not set; run the demo with scripts/demo.sh")
 }
 
+section("Pinning a server's public key: checked where the transport can, never silently skipped where it cannot")
+if let trustedServer = environment["TLS_TRUSTED_URL"].flatMap(URL.init(string:)),
+    let caFile = environment["TLS_CA_FILE"],
+    let caCertificate = certificates(inPEMFile: caFile).first
+{
+    let capabilities = DemoTransport.capabilities
+    // The local HTTPS server's certificate is issued by a test CA made for this run: pin that CA's key.
+    let terminal = DemoTransport.makeTerminal(trustingCAFile: caFile)
+    let strangersPin = Data(repeating: 7, count: 32).base64EncodedString()
+    func report(_ label: String, _ result: HTTPResult) {
+        switch result {
+        case .success(let response): print("   ✓ \(label): \(response.status) from \(json(response)["server"] ?? "?")")
+        case .failure(let error): print("   ✗ \(label): \(error.code) — \(error.message)")
+        }
+    }
+    do {
+        let caPin = try PublicKeyPinning.pin(forCertificate: caCertificate)
+        print(
+            "   \(capabilities.name) \(capabilities.canEvaluateServerTrust ? "checks" : "cannot check") pins; "
+                + "the test CA's pin: \(caPin)")
+        var pinned = HTTPRequest(url: trustedServer)
+        pinned.serverTrustPolicy = .evaluated(by: try PublicKeyPinning(pins: [caPin]))
+        report("pinned to the test CA's key", await terminal.load(pinned))
+        var wronglyPinned = HTTPRequest(url: trustedServer)
+        wronglyPinned.serverTrustPolicy = .evaluated(by: try PublicKeyPinning(pins: [strangersPin]))
+        report("pinned to another key", await terminal.load(wronglyPinned))
+        if !capabilities.canEvaluateServerTrust {
+            print("   both failed closed: refused before anything was sent, never sent unpinned")
+            report(
+                "not pinned (the platform's own trust, which has no test CA)",
+                await terminal.load(HTTPRequest(url: trustedServer)))
+        }
+    } catch {
+        print("   ✗ \(error)")
+    }
+} else {
+    print("   ✗ TLS_TRUSTED_URL and TLS_CA_FILE are not set; run the demo with scripts/demo.sh")
+}
+
 print("\nThe HTTP layer underneath, against httpbin:")
 print("The chain, as it describes itself (print(chain)):")
 show(chain: chain)
 
-section(6, "A relative request: the environment supplies host, port and API key")
+section("A relative request: the environment supplies host, port and API key")
 show(await chain.load(HTTPRequest(path: "/headers"))) { response in
     let headers = json(response)["headers"] as? [String: String] ?? [:]
     return
         "\(response.status); server saw X-API-Key=\(headers["X-Api-Key"] ?? "-"), User-Agent=\(headers["User-Agent"] ?? "-")"
 }
 
-section(7, "A JSON body, echoed back")
+section("A JSON body, echoed back")
 struct NewPerson: Codable, Sendable {
     var name: String
     var languages: [String]
@@ -151,12 +270,12 @@ show(
         .replacingOccurrences(of: "\n", with: " ")
 }
 
-section(8, "A 404 is a response, not an error")
+section("A 404 is a response, not an error")
 show(await chain.load(HTTPRequest(path: "/status/404"))) {
     "status \($0.status) — the connection layer decides what it means"
 }
 
-section(9, "Bad input fails before anything is sent, and never crashes")
+section("Bad input fails before anything is sent, and never crashes")
 // Foundation's URLComponents traps on this path; the chain checks it first and names the character.
 var unencoded = HTTPRequest(path: "/")
 unencoded.percentEncodedPath = "/a b"
@@ -167,7 +286,7 @@ show(await chain.load(HTTPRequest(method: .post, path: "/anything", body: JSONBo
 show(await chain.load(HTTPRequest(url: URL(string: "file:///etc/passwd")!)))
 show(await chain.load(HTTPRequest(method: .get, path: "/get", body: DataBody(Data("a body".utf8)))))
 
-section(10, "Redirects followed in the chain: each hop logged, RFC 9110 method rules, credentials kept to their origin")
+section("Redirects followed in the chain: each hop logged, RFC 9110 method rules, credentials kept to their origin")
 var redirect = HTTPRequest(url: base.appendingPathComponent("/redirect-to"))
 redirect.host = "localhost"  // localhost → 127.0.0.1 is a different origin
 redirect.query = [URLQueryItem(name: "url", value: base.appendingPathComponent("/headers").absoluteString)]
@@ -188,20 +307,20 @@ var noFollow = HTTPRequest(path: "/redirect/1")
 noFollow.redirectPolicy = .doNotFollow
 show(await chain.load(noFollow)) { "\($0.status) with Location: \($0[header: "Location"] ?? "-") (not followed)" }
 
-section(11, "Cancelling the task cancels the request at once")
+section("Cancelling the task cancels the request at once")
 let start = ContinuousClock.now
 let slow = Task { await chain.load(HTTPRequest(path: "/delay/5")) }
 try? await Task.sleep(for: .milliseconds(100))
 slow.cancel()
 show(await slow.value)
-print("   finished after \(ContinuousClock.now - start) (the server would have taken 5 s)")
+print("   finished after \(milliseconds(ContinuousClock.now - start)) (the server would have taken 5 s)")
 
-section(12, "A per-request timeout")
+section("A per-request timeout")
 var impatient = HTTPRequest(path: "/delay/3")
 impatient.timeout = .seconds(1)
 show(await chain.load(impatient))
 
-section(13, "The completion-handler API, with a cancellable HTTPTask")
+section("The completion-handler API, with a cancellable HTTPTask")
 await withCheckedContinuation { continuation in
     let task = chain.load(HTTPRequest(path: "/get")) { result in
         show(result) { "completion handler called once: \($0.status)" }
@@ -210,7 +329,7 @@ await withCheckedContinuation { continuation in
     print("   started task \(task.id.uuidString.prefix(8))")
 }
 
-section(14, "Reproduce a request with cURL (secrets redacted)")
+section("Reproduce a request with cURL (secrets redacted)")
 let login = HTTPRequest(
     method: .post,
     url: base.appendingPathComponent("/anything/login"),
@@ -219,7 +338,7 @@ let login = HTTPRequest(
 )
 print(login.cURLCommand().split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
 
-section(15, "A retried failure: /status/503, exponential backoff, three attempts")
+section("A retried failure: /status/503, exponential backoff, three attempts")
 // No retry budget here: the default one would stop retrying after five failures in a row, which is what it is
 // for when a real server is down.
 let retrying =
@@ -238,7 +357,7 @@ show(await retrying.load(payment)) { "a POST is not retried: \($0.request.attemp
 payment.idempotencyKey = "demo-payment-1"
 show(await retrying.load(payment)) { "with an Idempotency-Key it is: \($0.request.attemptNumber) attempts" }
 
-section(16, "Throttled concurrent requests: eight requests, at most three at a time")
+section("Throttled concurrent requests: eight requests, at most three at a time")
 let throttle = Throttle(maximumNumberOfRequests: 3)
 let throttled = ApplyEnvironment(environment: httpbin) --> throttle --> DemoTransport.makeTerminal()
 let throttleStart = ContinuousClock.now
@@ -260,7 +379,7 @@ let waves = finishTimes.sorted().map {
 }
 print("   each takes 0.3 s; they finished at \(waves.joined(separator: ", "))")
 
-section(17, "Reset: requests arriving meanwhile are refused; what is in flight drains, or is cancelled")
+section("Reset: requests arriving meanwhile are refused; what is in flight drains, or is cancelled")
 let inFlight = Task { await chain.load(HTTPRequest(path: "/delay/1")) }
 try? await Task.sleep(for: .milliseconds(100))
 let reset = Task { await chain.reset() }  // drains: waits for the request in flight to finish
@@ -274,9 +393,9 @@ try? await Task.sleep(for: .milliseconds(200))
 let cancelStart = ContinuousClock.now
 await chain.reset(mode: .cancel)  // a logout the user asked for: nothing of the old session comes back
 show(await slowInFlight.value)
-print("   reset(mode: .cancel) returned after \(ContinuousClock.now - cancelStart)")
+print("   reset(mode: .cancel) returned after \(milliseconds(ContinuousClock.now - cancelStart))")
 
-section(18, "A streamed response: the head first, then the body as it arrives, line by line")
+section("A streamed response: the head first, then the body as it arrives, line by line")
 switch await chain.stream(HTTPRequest(path: "/stream/3")) {
 case .success(let streamed):
     print("   head: \(streamed.head.status), body still on its way")
@@ -289,7 +408,7 @@ case .failure(let error):
     print("   ✗ \(error)")
 }
 
-section(19, "Downloads: 32 MiB to a file with a live progress bar, and one resumed after a dropped connection")
+section("Downloads: 32 MiB to a file with a live progress bar, and one resumed after a dropped connection")
 let downloads = FileManager.default.temporaryDirectory.appendingPathComponent("http-demo-\(UUID().uuidString)")
 try? FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
 let downloader = DemoTransport.makeTerminal()
@@ -297,14 +416,15 @@ var bigFile = HTTPRequest(url: api.apply(to: HTTPRequest(path: "/download/32M.bi
 let lastReport = Shared<HTTPProgress?>(nil)
 bigFile.progressHandler = { progress in
     lastReport.withLock { $0 = progress }
+    guard isTerminal else { return }  // into a file or a pipe, only the last report is printed
     print("\r   " + progressBar(progress), terminator: "")
     fflush(nil)  // the bar is redrawn in place with every report
 }
 let downloadStart = ContinuousClock.now
 let bigDownload = await downloader.download(bigFile, to: downloads.appendingPathComponent("32M.bin"))
-if let last = lastReport.withLock({ $0 }) { print("\r   " + progressBar(last)) }
+if let last = lastReport.withLock({ $0 }) { print((isTerminal ? "\r   " : "   ") + progressBar(last)) }
 show(bigDownload) { response in
-    "\(response.status), saved to \(response.fileURL?.lastPathComponent ?? "?") in \(ContinuousClock.now - downloadStart)"
+    "\(response.status), saved to \(response.fileURL?.lastPathComponent ?? "?") in \(milliseconds(ContinuousClock.now - downloadStart))"
 }
 if let downloadServer = environment["DOWNLOADS_URL"].flatMap(URL.init(string:)) {
     let attempts = Shared<[String]>([])
@@ -321,7 +441,7 @@ if let downloadServer = environment["DOWNLOADS_URL"].flatMap(URL.init(string:)) 
 }
 try? FileManager.default.removeItem(at: downloads)
 
-section(20, "Deduplicate: five identical requests in flight, one sent; each caller gets its own result")
+section("Deduplicate: five identical requests in flight, one sent; each caller gets its own result")
 let deduplicate = Deduplicate(ignoringHeaderFields: ["X-Request-ID"])
 let sharing =
     ApplyEnvironment(environment: httpbin)
@@ -345,7 +465,7 @@ for result in shared.sorted(by: { requestID($0) < requestID($1) }) {
     show(result) { "\($0.status) for the caller with X-Request-ID \($0.request.headers["X-Request-ID"] ?? "?")" }
 }
 
-section(21, "CircuitBreaker: a failing origin is left alone until a trial shows it has recovered")
+section("CircuitBreaker: a failing origin is left alone until a trial shows it has recovered")
 let breaker = CircuitBreaker(configuration: .init(minimumNumberOfRequests: 3, openDuration: .seconds(1)))
 let guarded =
     ApplyEnvironment(environment: httpbin)
@@ -360,7 +480,7 @@ try? await Task.sleep(for: .seconds(1))
 show(await guarded.load(HTTPRequest(path: "/get"))) { "the trial: \($0.status)" }
 print("   the circuit is \(breaker.state(for: httpbinOrigin)) again")
 
-section(22, "Record and replay: real traffic into a cassette, answered again without the server, exported as HAR")
+section("Record and replay: real traffic into a cassette, answered again without the server, exported as HAR")
 let recordings = FileManager.default.temporaryDirectory.appendingPathComponent("http-demo-\(UUID().uuidString)")
 try? FileManager.default.createDirectory(at: recordings, withIntermediateDirectories: true)
 let cassetteFile = recordings.appendingPathComponent("httpbin.json")
@@ -395,7 +515,7 @@ do {
 }
 try? FileManager.default.removeItem(at: recordings)
 
-section(23, "Observing loads: an identity per load, metrics per attempt, a W3C traceparent")
+section("Observing loads: an identity per load, metrics per attempt, a W3C traceparent")
 let observed =
     Observe { event in
         if event.kind == .loadFinished, let metrics = event.metrics {
@@ -412,7 +532,7 @@ for _ in 0..<2 {
     }
 }
 
-section(24, "Cache: fresh responses answered in process, stale ones revalidated with a 304, a logout empties it")
+section("Cache: fresh responses answered in process, stale ones revalidated with a 304, a logout empties it")
 let cache = Cache()
 let cached =
     ApplyEnvironment(environment: httpbin)

@@ -1,0 +1,1 @@
+../../../../OpenAPI/Tests/HTTPOpenAPITests/Generated/Client.swift

@@ -1,0 +1,1 @@
+../../../../OpenAPI/Tests/HTTPOpenAPITests/Generated/Types+Components+Parameters.swift
