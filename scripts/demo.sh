@@ -45,14 +45,18 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The latest line of a log, without SwiftPM's terminal escapes, cut to fit a line.
+# What a build is doing: its log's latest "[n/m] …" line (SwiftPM's progress), else its latest line that is not
+# indented (resolving, fetching; not a warning's continuation), cut to fit a line.
 latest_line() {
-  tail -n 1 "$1" 2>/dev/null | tr -d '\r' | sed 's/\x1b\[[0-9;]*[A-Za-z]//g' | cut -c 1-100
+  local line
+  line=$(tr -d '\r' 2>/dev/null <"$1" | grep -E '^\[[0-9]+/[0-9]+\]' | tail -n 1 || true)
+  [ -n "$line" ] || line=$(tr -d '\r' 2>/dev/null <"$1" | grep -E '^[^[:space:]]' | tail -n 1 || true)
+  printf '%s\n' "${line:-planning the build}" | cut -c 1-100
 }
 
 # The servers' first install (a Python venv from PyPI, and nginx if missing) runs beside the builds; once the venv is
 # current, `servers.sh install` returns at once.
-echo "Preparing the local servers (scripts/servers.sh install; the first time, pip installs them: a minute or two)…"
+echo "Checking the local servers' install (scripts/servers.sh install: the first time, pip installs them)…"
 install_started=$SECONDS
 scripts/servers.sh install >"$logs/servers-install.log" 2>&1 &
 install_pid=$!
@@ -88,11 +92,11 @@ finish_install() {
   fi
 }
 
-# Builds with `swift build ARGS`, saying every 10 s how long it has run and SwiftPM's latest line; on failure,
-# prints the whole output and exits.
+# `build NAME WHAT ARGS…` builds with `swift build ARGS`, saying every 10 s how long it has run and SwiftPM's latest
+# line; on failure, prints the whole output (kept in NAME's log) and exits.
 build() {
-  local what=$1 log=$logs/build-$1.log started=$SECONDS status=0 next pid progress
-  shift
+  local log=$logs/build-$1.log what=$2 started=$SECONDS status=0 next pid progress
+  shift 2
   echo "Building $what…"
   swift build "$@" >"$log" 2>&1 &
   pid=$!
@@ -114,10 +118,10 @@ build() {
   echo "Built $what in $((SECONDS - started)) s."
 }
 
-build "the demo ($transport)" ${package_args[@]+"${package_args[@]}"} --product "$product"
+build demo "the demo ($transport)" ${package_args[@]+"${package_args[@]}"} --product "$product"
 run=(swift run ${package_args[@]+"${package_args[@]}"} --skip-build "$product")
 if [ -n "$integrations" ]; then
-  build "the integrations demo (Integrations/Demo)" "${integrations_args[@]}" --product IntegrationsDemo
+  build integrations "the integrations demo (Integrations/Demo)" "${integrations_args[@]}" --product IntegrationsDemo
   run=(bash -c '"$@" && swift run --package-path Integrations/Demo --skip-build IntegrationsDemo' demo "${run[@]}")
 fi
 finish_install

@@ -43,7 +43,7 @@ show(chain: chain)
 let client = Client(serverURL: httpbin, transport: LoaderTransport(loader: chain))
 
 print("\n   client.getAnything(query: .init(q: \"Zoë\")) — one attempt:")
-await tracer.withSpan("getAnything (the caller's span)") { _ in
+await tracer.withSpan("client.getAnything") { _ in
     do {
         let echo = try await client.getAnything(query: .init(q: "Zoë")).ok.body.json
         let headers = echo.headers.additionalProperties
@@ -56,7 +56,7 @@ await tracer.withSpan("getAnything (the caller's span)") { _ in
 }
 
 print("\n   client.getStatus(path: .init(code: 503)) — httpbin always answers 503: Retry tries three times:")
-await tracer.withSpan("getStatus (the caller's span)") { _ in
+await tracer.withSpan("client.getStatus") { _ in
     do {
         let output = try await client.getStatus(path: .init(code: 503))
         print("   ✓ the generated client's answer after the last attempt: \(output)")

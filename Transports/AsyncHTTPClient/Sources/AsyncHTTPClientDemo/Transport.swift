@@ -11,7 +11,7 @@ enum DemoTransport {
     static let name = "AsyncHTTPClient"
 
     /// What the transport can do with TLS: it checks pins (over NIOSSL) on every platform.
-    static let capabilities = AsyncHTTPClientLoader.asyncHTTPClient
+    static let capabilities = TransportCapabilities.asyncHTTPClient
 
     private static let client = HTTPClient(
         eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: AsyncHTTPClientLoader.defaultConfiguration)
