@@ -43,29 +43,40 @@ show(chain: chain)
 let client = Client(serverURL: httpbin, transport: LoaderTransport(loader: chain))
 
 print("\n   client.getAnything(query: .init(q: \"Zoë\")) — one attempt:")
-await tracer.withSpan("client.getAnything") { _ in
+let echoed = await tracer.withSpan("client.getAnything") { _ -> Bool in
     do {
         let echo = try await client.getAnything(query: .init(q: "Zoë")).ok.body.json
         let headers = echo.headers.additionalProperties
         print(
             "   ✓ 200, the server saw q=\(echo.args?.additionalProperties["q"] ?? "-") and the attempt's span in "
                 + "\(InMemoryTracer.spanIDKey): \(headers[headerName(InMemoryTracer.spanIDKey)] ?? "-")")
+        return true
     } catch {
         print("   ✗ \(error)")
+        return false
     }
 }
 
 print("\n   client.getStatus(path: .init(code: 503)) — httpbin always answers 503: Retry tries three times:")
-await tracer.withSpan("client.getStatus") { _ in
+let retried = await tracer.withSpan("client.getStatus") { _ -> Bool in
     do {
         let output = try await client.getStatus(path: .init(code: 503))
         print("   ✓ the generated client's answer after the last attempt: \(output)")
+        return output == .serviceUnavailable(.init())
     } catch {
         print("   ✗ \(error)")
+        return false
     }
 }
 
 print("\n   The spans the tracer recorded, as a tree (caller → load → attempts):")
-for line in spanTree(tracer.finishedSpans) { print("   " + line) }
+let spans = tracer.finishedSpans
+for line in spanTree(spans) { print("   " + line) }
 
+// Exits with a failure when the demo did not show what it says, so that a build script can run it as a smoke test:
+// two callers' spans, two loads' and 1 + 3 attempts'.
+guard echoed, retried, spans.count == 8 else {
+    print("\n✗ the integrations demo did not go as expected (\(spans.count) spans recorded)")
+    exit(1)
+}
 print("\nDone.")
