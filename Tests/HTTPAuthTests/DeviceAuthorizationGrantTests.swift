@@ -156,6 +156,7 @@ private final class DeviceServer: HTTPLoader, @unchecked Sendable {
         let device = try #require(setup.server.state.value.deviceRequests.first)
         #expect(setup.server.state.value.deviceRequests.count == 1, "one flow for sixteen requests")
         #expect(deviceFormFields(of: device) == ["client_id": "tv-app", "scope": "videos.read offline_access"])
+        #expect(device.headers["Content-Type"] == "application/x-www-form-urlencoded", "oauthlib wants no charset")
         #expect(setup.server.pollCount == 3)
         for poll in setup.server.state.value.polls {
             #expect(

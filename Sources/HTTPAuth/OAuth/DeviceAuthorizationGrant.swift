@@ -305,6 +305,9 @@ public final class DeviceAuthorizationGrant: CredentialScheme, Sendable {
         var fields: [URLQueryItem] = []
         if !scopes.isEmpty { fields.append(URLQueryItem(name: "scope", value: scopes.joined(separator: " "))) }
         var request = clientRequest(fields, to: deviceAuthorizationEndpoint)
+        // The media type alone, without FormBody's charset parameter: oauthlib (django-oauth-toolkit) compares the
+        // whole field and refuses anything else at this endpoint.
+        request.headers["Content-Type"] = "application/x-www-form-urlencoded"
         if clientSecret != nil, authentication == .basic {
             // RFC 8628 §3.1's client_id, beside Basic authentication: some servers read it from the form only.
             request.body = FormBody(fields + [URLQueryItem(name: "client_id", value: clientID)])
