@@ -30,6 +30,153 @@ extension Connection {
     }
 }
 
+extension Connection {
+    /// A publisher of the lines of `request`'s response body, read as ``lines(for:maximumLineLength:)`` reads them:
+    /// the request is sent when a subscriber first asks for a value, one line is read per unit of demand (the
+    /// transfer waits while there is none), and cancelling the subscription stops the transfer.
+    ///
+    /// ```swift
+    /// connection.linesPublisher(for: HTTPRequest(path: "/logs/tail"))
+    ///     .receive(on: DispatchQueue.main)
+    ///     .sink { completion in … } receiveValue: { line in … }
+    /// ```
+    public func linesPublisher(
+        for request: HTTPRequest, maximumLineLength: Int = 1 << 20
+    ) -> AnyPublisher<String, any Error> {
+        AsyncSequencePublisher(sequence: lines(for: request, maximumLineLength: maximumLineLength))
+            .eraseToAnyPublisher()
+    }
+
+    /// A publisher of the values of a JSON Lines response, decoded as
+    /// ``jsonLines(of:for:decoder:maximumLineLength:)`` decodes them, one per unit of demand; see
+    /// ``linesPublisher(for:maximumLineLength:)``.
+    public func jsonLinesPublisher<Element: Decodable & Sendable>(
+        of type: Element.Type,
+        for request: HTTPRequest,
+        decoder: some DataDecoder = JSONDecoder(),
+        maximumLineLength: Int = 1 << 20
+    ) -> AnyPublisher<Element, any Error> {
+        AsyncSequencePublisher(
+            sequence: jsonLines(of: type, for: request, decoder: decoder, maximumLineLength: maximumLineLength)
+        ).eraseToAnyPublisher()
+    }
+}
+
+/// Publishes the elements of an async sequence, iterated once per subscription, one element per unit of demand.
+struct AsyncSequencePublisher<Sequence: AsyncSequence & Sendable>: Publisher where Sequence.Element: Sendable {
+    typealias Output = Sequence.Element
+    typealias Failure = any Error
+
+    let sequence: Sequence
+
+    func receive<Downstream: Subscriber>(subscriber: Downstream)
+    where Downstream.Input == Output, Downstream.Failure == any Error {
+        let subscription = AsyncSequenceSubscription(subscriber: AnySubscriber(subscriber), sequence: sequence)
+        subscriber.receive(subscription: subscription)
+    }
+}
+
+// Safety: the subscriber, the demand and the task live in `state`, behind a lock; the subscriber is called from
+// the one task that iterates, after the lock is released, and never after a completion or a cancel.
+final class AsyncSequenceSubscription<Sequence: AsyncSequence & Sendable>: Subscription, @unchecked Sendable
+where Sequence.Element: Sendable {
+    private typealias Downstream = AnySubscriber<Sequence.Element, any Error>
+
+    private struct State {
+        var subscriber: Downstream?
+        var demand = Subscribers.Demand.none
+        /// The iterating task, waiting for demand.
+        var waiter: CheckedContinuation<Bool, Never>?
+        var task: Task<Void, Never>?
+    }
+
+    private let state: Locked<State>
+    private let sequence: Sequence
+
+    init(subscriber: AnySubscriber<Sequence.Element, any Error>, sequence: Sequence) {
+        state = Locked(State(subscriber: subscriber))
+        self.sequence = sequence
+    }
+
+    func request(_ demand: Subscribers.Demand) {
+        guard demand > 0 else { return }
+        let (start, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Bool, Never>?) in
+            guard state.subscriber != nil else { return (false, nil) }
+            state.demand += demand
+            defer { state.waiter = nil }
+            return (state.task == nil, state.waiter)
+        }
+        waiter?.resume(returning: true)
+        guard start else { return }
+        let task = Task { await self.run() }
+        let cancelledMeanwhile = state.withLock { state -> Bool in
+            guard state.subscriber != nil else { return true }
+            state.task = task
+            return false
+        }
+        if cancelledMeanwhile { task.cancel() }
+    }
+
+    func cancel() {
+        let (task, waiter) = state.withLock { state in
+            state.subscriber = nil
+            defer { state.waiter = nil }
+            return (state.task, state.waiter)
+        }
+        task?.cancel()
+        waiter?.resume(returning: false)
+    }
+
+    /// Iterates the sequence, taking one unit of demand per element and waiting when there is none.
+    private func run() async {
+        var iterator = sequence.makeAsyncIterator()
+        do {
+            while await takeDemand() {
+                guard let element = try await iterator.next() else {
+                    finish(.finished)
+                    return
+                }
+                guard let subscriber = state.withLock({ $0.subscriber }) else { return }
+                let more = subscriber.receive(element)
+                state.withLock { state in if state.subscriber != nil { state.demand += more } }
+            }
+        } catch {
+            finish(.failure(error))
+        }
+    }
+
+    /// Takes a unit of demand, waiting for one; `false` once the subscription is cancelled.
+    private func takeDemand() async -> Bool {
+        while true {
+            let taken = state.withLock { state -> Bool? in
+                guard state.subscriber != nil else { return false }
+                guard state.demand > 0 else { return nil }
+                state.demand -= 1
+                return true
+            }
+            if let taken { return taken }
+            // Woken with `true` by new demand (look again), with `false` by a cancel.
+            let goesOn = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let parked = state.withLock { state -> Bool in
+                    guard state.subscriber != nil, state.demand == 0 else { return false }
+                    state.waiter = continuation
+                    return true
+                }
+                if !parked { continuation.resume(returning: true) }
+            }
+            if !goesOn { return false }
+        }
+    }
+
+    private func finish(_ completion: Subscribers.Completion<any Error>) {
+        let subscriber = state.withLock { state -> Downstream? in
+            defer { state.subscriber = nil }
+            return state.subscriber
+        }
+        subscriber?.receive(completion: completion)
+    }
+}
+
 /// Sends one request per subscription.
 struct RequestPublisher<Output: Sendable>: Publisher {
     typealias Failure = any Error

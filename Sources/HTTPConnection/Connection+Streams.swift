@@ -338,7 +338,8 @@ struct LineCursor {
     }
 
     /// The error for `line`, the last one returned, that does not decode as `expectedType`; the iteration ends.
-    mutating func failure(line: ArraySlice<UInt8>, expectedType: Any.Type, underlyingError: any Error) -> ResponseError {
+    mutating func failure(line: ArraySlice<UInt8>, expectedType: Any.Type, underlyingError: any Error) -> ResponseError
+    {
         isFinished = true
         body.reader?.body.cancel()
         var response = head ?? HTTPResponse(request: HTTPRequest())

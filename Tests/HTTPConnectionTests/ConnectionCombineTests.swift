@@ -61,6 +61,62 @@ import Testing
         #expect(received.value == 0)
     }
 
+    @Test func aJSONLinesPublisherSendsOneElementPerUnitOfDemandThenFinishes() async throws {
+        let body = Data((1...5).map { #"{"id":\#($0),"name":"P\#($0)"}"# + "\n" }.joined().utf8)
+        let mock = MockLoader().then(status: .ok, body: body)
+        let publisher = Connection(loader: mock).jsonLinesPublisher(of: Person.self, for: HTTPRequest(host: "h"))
+        let received = Box<[String]>([])
+        let subscription = Box<(any Subscription)?>(nil)
+        let subscriber = AnySubscriber<Person, any Error>(
+            receiveSubscription: { sub in
+                subscription.withLock { $0 = sub }
+                sub.request(.max(2))
+            },
+            receiveValue: { person in
+                received.withLock { $0.append(person.name) }
+                return .none
+            },
+            receiveCompletion: { completion in received.withLock { $0.append("\(completion)") } })
+        publisher.subscribe(subscriber)
+        try await eventually { received.value.count == 2 }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(received.value == ["P1", "P2"], "no element beyond the demand")
+        subscription.value?.request(.unlimited)
+        try await eventually { received.value.count == 6 }
+        #expect(received.value == ["P1", "P2", "P3", "P4", "P5", "finished"])
+    }
+
+    @Test func cancellingALinesSubscriptionStopsTheTransfer() async throws {
+        let mock = StreamingMock().then(endless: true, [Data("line\n".utf8)])
+        let received = Box(0)
+        let completions = Box(0)
+        let cancellable = Connection(loader: mock.loader).linesPublisher(for: HTTPRequest(host: "h"))
+            .sink { _ in
+                completions.withLock { $0 += 1 }
+            } receiveValue: { _ in
+                received.withLock { $0 += 1 }
+            }
+        try await eventually { received.value >= 10 }
+        cancellable.cancel()
+        let producer = try #require(mock.all.first)
+        try await eventually { producer.isFinished }
+        #expect(producer.cancels == 1)
+        #expect(completions.value == 0, "a cancelled subscription gets no completion")
+    }
+
+    @Test func aStatusThatIsNotAcceptedFailsTheLinesPublisher() async throws {
+        let mock = MockLoader().then(status: .notFound, body: Data("gone".utf8))
+        let failure = Box<(any Error)?>(nil)
+        let cancellable = Connection(loader: mock).linesPublisher(for: HTTPRequest(host: "h"))
+            .sink { completion in
+                if case .failure(let error) = completion { failure.withLock { $0 = error } }
+            } receiveValue: { _ in
+            }
+        try await eventually { failure.withLock { $0 != nil } }
+        #expect((failure.withLock { $0 } as? ResponseError)?.status == .notFound)
+        withExtendedLifetime(cancellable) {}
+    }
+
     @Test func nothingIsSentBeforeThereIsDemand() async {
         let mock = MockLoader().then(status: .ok, body: json(#"{"id":1,"name":"A"}"#))
         let publisher = Connection(loader: mock).publisher(for: .person(1))

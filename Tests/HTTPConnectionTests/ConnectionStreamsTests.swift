@@ -152,7 +152,10 @@ import Testing
 
     @Test func theHeadComesFirstAndTheBodyIsReadInAnyForm() async throws {
         let mock = StreamingMock()
-            .then(headers: ["X-Total": "2"], [Data("{\"id\":1,\"name\":\"a\"}\n{\"id\":2,".utf8), Data("\"name\":\"b\"}".utf8)])
+            .then(
+                headers: ["X-Total": "2"],
+                [Data("{\"id\":1,\"name\":\"a\"}\n{\"id\":2,".utf8), Data("\"name\":\"b\"}".utf8)]
+            )
             .then([Data("raw ".utf8), Data("bytes".utf8)])
         let connection = Connection(loader: mock.loader)
         let export = try await connection.stream(Self.request)

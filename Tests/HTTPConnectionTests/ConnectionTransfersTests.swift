@@ -45,7 +45,9 @@ import Testing
         let mock = MockLoader()
             .then { request in
                 // Half the body reaches the file, then the connection is lost.
-                guard case .file(let url, _) = request.responseDelivery else { return .failure(HTTPError(.unknown, request: request)) }
+                guard case .file(let url, _) = request.responseDelivery else {
+                    return .failure(HTTPError(.unknown, request: request))
+                }
                 try? Self.payload.prefix(half).write(to: url)
                 let head = HTTPResponse(
                     request: request, status: .ok, headers: ["ETag": "\"v1\"", "Content-Length": "100000"])
@@ -125,11 +127,14 @@ import Testing
             return .success(HTTPResponse(request: request, status: .created, body: Data(json.utf8)))
         }
         let sent = Box<Int64>(0)
-        let receipt = try await Connection(loader: mock).upload(Self.receipt, fromFile: file, contentType: "video/mp4") {
+        let receipt = try await Connection(loader: mock).upload(Self.receipt, fromFile: file, contentType: "video/mp4")
+        {
             progress in sent.withLock { $0 = max($0, progress.bytesSent) }
         }
         #expect(receipt == Receipt(length: 100_000))
-        #expect(mock.receivedRequests.first?.headers["Content-Type"] ?? mock.receivedRequests.first?.body.additionalHeaders["Content-Type"] == "video/mp4")
+        #expect(
+            mock.receivedRequests.first?.headers["Content-Type"]
+                ?? mock.receivedRequests.first?.body.additionalHeaders["Content-Type"] == "video/mp4")
         #expect(sent.value == 100_000)
     }
 

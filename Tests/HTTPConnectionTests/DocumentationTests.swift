@@ -5,8 +5,8 @@ import HTTPTestSupport
 import Testing
 
 // Every `swift` block of Sources/HTTPConnection/HTTPConnection.docc (HTTPConnection.md,
-// RequestsAndConnections.md) is in this file, verbatim, and `DocumentationTests.samplesMatchTheArticles` fails
-// when one is not. Declarations the articles make at file scope are the test module's own `Person`,
+// RequestsAndConnections.md, StreamsDownloadsAndUploads.md) is in this file, verbatim, and
+// `DocumentationTests.samplesMatchTheArticles` fails when one is not. Declarations the articles make at file scope are the test module's own `Person`,
 // `APIProblem` and `.person(_:)`.
 
 // RequestsAndConnections.md, "Describe each endpoint once" (and HTTPConnection.md, "Overview").
@@ -98,6 +98,67 @@ enum AppEnvironment {
     #expect(mock.receivedRequests.first?.path == "/people/42")
 }
 
+// StreamsDownloadsAndUploads.md, "Read JSON Lines".
+struct Reading: Decodable, Sendable {
+    var sensor: String
+    var value: Double
+}
+
+func printReadings(using connection: Connection) async throws {
+    for try await reading in connection.jsonLines(of: Reading.self, for: HTTPRequest(path: "/readings")) {
+        print(reading.sensor, reading.value)
+    }
+}
+
+// StreamsDownloadsAndUploads.md, "See the head first".
+func exportPeople(using connection: Connection) async throws -> [Person] {
+    let export = try await connection.stream(HTTPRequest(path: "/people/export"))
+    print(export.status, export.headers["Content-Type"] ?? "")
+    var people: [Person] = []
+    for try await person in export.jsonLines(of: Person.self) { people.append(person) }
+    return people
+}
+
+// StreamsDownloadsAndUploads.md, "What can go wrong".
+func tail(using connection: Connection) async {
+    do {
+        for try await line in connection.lines(for: HTTPRequest(path: "/logs/tail"), maximumLineLength: 64 * 1024) {
+            print(line)
+        }
+    } catch let error as ResponseError where error.line != nil {
+        print("line \(error.line ?? 0) is not UTF-8:", error)
+    } catch {
+        print(error)  // a status other than 2xx, a line too long, the connection lost, a reset
+    }
+}
+
+// StreamsDownloadsAndUploads.md, "Download to a file".
+func downloadVideo(using connection: Connection, to destination: URL) async throws -> DownloadedFile {
+    try await connection.download(HTTPRequest(path: "/videos/42.mp4"), to: destination) { progress in
+        print(progress.fractionCompleted ?? 0)
+    }
+}
+
+// StreamsDownloadsAndUploads.md, "Upload a file or a sequence".
+struct Receipt: Decodable, Sendable {
+    var id: String
+}
+
+func uploadVideo(_ movie: URL, using connection: Connection) async throws -> Receipt {
+    let upload = Request<Receipt>(underlyingRequest: HTTPRequest(method: .put, path: "/videos"))
+    return try await connection.upload(upload, fromFile: movie, contentType: "video/mp4")
+}
+
+// StreamsDownloadsAndUploads.md, "Callbacks and Combine".
+func startDownload(using connection: Connection, to destination: URL) -> HTTPTask {
+    connection.download(HTTPRequest(path: "/videos/42.mp4"), to: destination) { result in
+        switch result {
+        case .success(let file): print("saved to", file.fileURL.path)
+        case .failure(let error): print(error)
+        }
+    }
+}
+
 // Equality for the tests' assertions (synthesized, so it must sit in the declaring file).
 extension Person: Equatable {}
 extension APIProblem: Equatable {}
@@ -150,7 +211,41 @@ extension APIProblem: Equatable {}
         #expect(production.nextLoader?.nextLoader?.nextLoader?.nextLoader is URLSessionLoader)
     }
 
-    @Test(arguments: ["HTTPConnection.md", "RequestsAndConnections.md"])
+    @Test func streamSamplesReadJSONLinesAndLines() async throws {
+        let readings = MockLoader().then(
+            status: .ok, body: Data("{\"sensor\":\"t1\",\"value\":21.5}\r\n{\"sensor\":\"t2\",\"value\":3}".utf8))
+        try await printReadings(using: Connection(loader: readings))
+        #expect(readings.receivedRequests.map(\.path) == ["/readings"])
+
+        let export = MockLoader().then(
+            status: .ok, headers: ["Content-Type": "application/x-ndjson"],
+            body: Data("{\"id\":1,\"name\":\"Ann\"}\n{\"id\":2,\"name\":\"Bo\"}\n".utf8))
+        #expect(try await exportPeople(using: Connection(loader: export)).map(\.name) == ["Ann", "Bo"])
+
+        let logs = MockLoader().then(status: .ok, body: Data("one\ntwo".utf8)).then(status: .notFound)
+        await tail(using: Connection(loader: logs))
+        await tail(using: Connection(loader: logs))
+        #expect(logs.receivedRequests.count == 2)
+    }
+
+    @Test func transferSamplesDownloadAndUpload() async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "conn-doc-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let connection = Connection(
+            loader: MockLoader()
+                .then(status: .ok, body: Data("movie".utf8))
+                .then(status: .created, body: Data(#"{"id":"v1"}"#.utf8))
+                .then(status: .ok, body: Data("again".utf8)))
+        let file = try await downloadVideo(using: connection, to: folder.appending(path: "42.mp4"))
+        #expect(try Data(contentsOf: file.fileURL) == Data("movie".utf8))
+        #expect(try await uploadVideo(file.fileURL, using: connection).id == "v1")
+        let task = startDownload(using: connection, to: folder.appending(path: "again.mp4"))
+        try await eventually { task.isFinished }
+        #expect(try Data(contentsOf: folder.appending(path: "again.mp4")) == Data("again".utf8))
+    }
+
+    @Test(arguments: ["HTTPConnection.md", "RequestsAndConnections.md", "StreamsDownloadsAndUploads.md"])
     func samplesMatchTheArticles(article: String) throws {
         let catalog = DocumentationSamples.catalog(of: "HTTPConnection", fromTestFile: #filePath)
         let missing = try DocumentationSamples.samplesMissing(

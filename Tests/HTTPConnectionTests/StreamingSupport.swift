@@ -15,7 +15,9 @@ final class ChunkProducer: Sendable {
         var task: Task<Void, Never>?
     }
 
-    let stream: HTTPBodyStream
+    /// The stream until ``response(to:)`` hands it over: from then on only its consumer holds it, so that dropping
+    /// it stops the transfer, as with a real transport.
+    private let handedOver: Box<HTTPBodyStream?>
     private let state = Box(State())
 
     /// Starts delivering `chunks` to a new stream for `request`, then ends it (with `failure`, if any); `endless`
@@ -24,7 +26,8 @@ final class ChunkProducer: Sendable {
         request: HTTPRequest, chunks: [Data], bufferLimit: Int = 256 * 1024, endless: Bool = false,
         failure: HTTPError? = nil, pause: Duration = .zero
     ) {
-        stream = HTTPBodyStream(request: request, bufferLimit: bufferLimit)
+        let stream = HTTPBodyStream(request: request, bufferLimit: bufferLimit)
+        handedOver = Box(stream)
         stream.connect(
             cancel: { [state] in
                 let task = state.withLock { state -> Task<Void, Never>? in
@@ -41,18 +44,18 @@ final class ChunkProducer: Sendable {
                 }
                 resume?.resume()
             })
-        let task = Task { [stream, state] in
+        let task = Task { [weak stream, state] in
             var index = 0
             while index < chunks.count || (endless && !chunks.isEmpty), !Task.isCancelled {
                 let chunk = chunks[min(index, chunks.count - 1)]
                 index += 1
                 if pause > .zero { try? await Task.sleep(for: pause) }
                 await Self.waitWhilePaused(state)
-                if Task.isCancelled { break }
+                guard let stream, !Task.isCancelled else { break }
                 state.withLock { $0.produced += chunk.count }
                 stream.deliver(chunk)
             }
-            if !Task.isCancelled { stream.finish(throwing: failure) }
+            if !Task.isCancelled { stream?.finish(throwing: failure) }
             state.withLock { $0.isFinished = true }
         }
         state.withLock { $0.task = task }
@@ -86,7 +89,10 @@ final class ChunkProducer: Sendable {
     /// A response for `request` whose body this producer delivers.
     func response(to request: HTTPRequest, status: HTTPStatus = .ok, headers: HTTPHeaders = [:]) -> HTTPResponse {
         var response = HTTPResponse(request: request, status: status, headers: headers)
-        response.bodyStream = stream
+        response.bodyStream = handedOver.withLock { stream in
+            defer { stream = nil }
+            return stream
+        }
         return response
     }
 }

@@ -1,0 +1,207 @@
+import Foundation
+import HTTP
+import HTTPConnection
+import Testing
+
+/// The exactly-once contract for the typed layer's sequences: hundreds of JSON Lines streams, line streams,
+/// listings and event streams through `Connection` over ResetGuard, Throttle and Retry, above a MockLoader whose
+/// bodies arrive in random chunks after random delays — while tasks are cancelled mid-stream and the connection is
+/// reset, in both modes, at random moments. Every sequence ends exactly once (all of it, or one error, then nothing),
+/// every transfer stops, and nothing is left waiting. Runs under ThreadSanitizer in the test command.
+@Suite(.noHang) struct ConnectionStressTests {
+    enum Kind: CaseIterable {
+        case jsonLines, lines, pages, events
+    }
+
+    /// How one consumer's sequence ended.
+    enum Outcome: Sendable {
+        case complete(Int)
+        case failed(HTTPError.Code)
+        /// The sequence broke its contract: more elements than sent, or a second error, or elements after one.
+        case violation(String)
+    }
+
+    struct Item: Decodable, Sendable {
+        var n: Int
+    }
+
+    static let itemsPerStream = 12
+
+    /// Answers every request by its path, after a random delay; its bodies arrive in random chunks.
+    final class Server: Sendable {
+        let producers = Box<[ChunkProducer]>([])
+
+        func answer(_ request: HTTPRequest, latency: Int, seed: UInt64) async -> HTTPResult {
+            do {
+                try await Task.sleep(for: .microseconds(latency))
+            } catch {
+                return .failure(HTTPError(.cancelled, request: request))
+            }
+            var random = SplitMix64(seed: seed)
+            if Int.random(in: 0..<12, using: &random) == 0 {
+                return .failure(HTTPError(.cannotConnect, request: request))
+            }
+            let path = request.path
+            if path.hasPrefix("/pages/") {
+                let page = Int(path.dropFirst("/pages/".count)) ?? 1
+                let headers: HTTPHeaders = page < 3 ? ["Link": "</pages/\(page + 1)>; rel=next"] : [:]
+                return .success(
+                    HTTPResponse(request: request, status: .ok, headers: headers, body: Data("[\(page)]".utf8)))
+            }
+            let count = ConnectionStressTests.itemsPerStream
+            let text: String
+            var headers: HTTPHeaders = [:]
+            switch path {
+            case "/events":
+                if request.headers["Last-Event-ID"] != nil {
+                    return .success(HTTPResponse(request: request, status: .noContent))
+                }
+                headers["Content-Type"] = "text/event-stream"
+                text = (1...count).map { "id: \($0)\ndata: {\"n\":\($0)}\n\n" }.joined()
+            case "/lines":
+                text = (1...count).map { "line \($0)\r\n" }.joined()
+            default:
+                text = (1...count).map { "{\"n\":\($0)}\n" }.joined()
+            }
+            let producer = ChunkProducer(
+                request: request, chunks: randomChunks(of: Data(text.utf8), largest: 24, using: &random),
+                bufferLimit: 64, pause: .microseconds(Int.random(in: 0...40, using: &random)))
+            producers.withLock { $0.append(producer) }
+            return .success(producer.response(to: request, headers: headers))
+        }
+    }
+
+    /// Reads one sequence to its end, checking that it ends exactly once.
+    static func consume<S: AsyncSequence>(_ sequence: S, expected: Int) async -> Outcome {
+        var iterator = sequence.makeAsyncIterator()
+        var count = 0
+        var failure: HTTPError.Code?
+        while true {
+            do {
+                guard try await iterator.next() != nil else { break }
+                if failure != nil { return .violation("an element after the error") }
+                count += 1
+            } catch {
+                if failure != nil { return .violation("a second error: \(error)") }
+                switch error {
+                case let error as HTTPError: failure = error.code
+                case is CancellationError: failure = .cancelled
+                default: return .violation("an unexpected error: \(error)")
+                }
+            }
+        }
+        if let failure { return .failed(failure) }
+        return count == expected ? .complete(count) : .violation("\(count) elements of \(expected)")
+    }
+
+    @Test(arguments: 0..<2)
+    func everySequenceEndsExactlyOnceUnderCancellationAndResets(run: Int) async throws {
+        let seed = SplitMix64.seed()
+        var random = SplitMix64(seed: seed)
+        let context = "seed \(seed)"
+        let consumerCount = 300
+        let server = Server()
+        let terminal = MockLoader()
+        for _ in 0..<(consumerCount * 8) {
+            let latency = Int.random(in: 0...400, using: &random)
+            let answerSeed = random.next()
+            terminal.then { request in await server.answer(request, latency: latency, seed: answerSeed) }
+        }
+        let chain =
+            ResetGuard() --> Throttle(maximumNumberOfRequests: 4)
+            --> Retry(strategy: .immediately(maximumNumberOfAttempts: 2), budget: nil) --> terminal
+        let connection = Connection(loader: chain)
+        let count = Self.itemsPerStream
+
+        let kinds = (0..<consumerCount).map { _ in Kind.allCases.randomElement(using: &random)! }
+        let cancels = (0..<consumerCount).map { _ in Int.random(in: 0..<5, using: &random) == 0 }
+        // Three resets, in both modes, each when the run has got so far: after the first sequences have completed,
+        // and when 40% and 70% of them have ended, so that some run before, across and after each.
+        let resets: [(mode: ResetMode, completed: Int, ended: Int)] = [
+            (.drain, 20, 0), (.cancel, 0, consumerCount * 2 / 5), (.drain, 0, consumerCount * 7 / 10),
+        ]
+        let completed = Box(0)
+        let ended = Box(0)
+        let outcomes = Box<[Outcome]>([])
+        let finished = await withDeadline(seconds: 120, context) {
+            await withTaskGroup(of: Void.self) { group in
+                var consumers: [Task<Outcome, Never>] = []
+                for index in 0..<consumerCount {
+                    let consumer = Task { () -> Outcome in
+                        switch kinds[index] {
+                        case .jsonLines:
+                            return await Self.consume(
+                                connection.jsonLines(of: Item.self, for: HTTPRequest(host: "h", path: "/jsonl")),
+                                expected: count)
+                        case .lines:
+                            return await Self.consume(
+                                connection.lines(for: HTTPRequest(host: "h", path: "/lines")), expected: count)
+                        case .pages:
+                            let first = Request<[Int]>(underlyingRequest: HTTPRequest(host: "h", path: "/pages/1"))
+                            return await Self.consume(connection.pages(for: first), expected: 3)
+                        case .events:
+                            return await Self.consume(
+                                connection.events(
+                                    of: Item.self, for: HTTPRequest(host: "h", path: "/events"),
+                                    reconnectionDelay: .zero),
+                                expected: count)
+                        }
+                    }
+                    consumers.append(consumer)
+                    if cancels[index] {
+                        group.addTask {
+                            try? await Task.sleep(for: .microseconds(Int.random(in: 0...3_000)))
+                            consumer.cancel()
+                        }
+                    }
+                }
+                for consumer in consumers {
+                    group.addTask {
+                        let outcome = await consumer.value
+                        outcomes.withLock { $0.append(outcome) }
+                        if case .complete = outcome { completed.withLock { $0 += 1 } }
+                        ended.withLock { $0 += 1 }
+                    }
+                }
+                group.addTask {
+                    for reset in resets {
+                        // Bounded by the deadline around the group.
+                        try? await eventually("\(completed.value) completed, \(ended.value) ended") {
+                            completed.value >= reset.completed && ended.value >= reset.ended
+                        }
+                        await connection.reset(mode: reset.mode)
+                    }
+                }
+            }
+            return true
+        }
+        try #require(finished == true, "sequences were still running after the deadline (\(context))")
+
+        // Each sequence returned exactly once: a continuation resumed twice traps, one never resumed keeps the run
+        // past the deadline, and `consume` checks that each ended with all its elements or with one error.
+        let all = outcomes.value
+        #expect(all.count == consumerCount)
+        var failures: [HTTPError.Code: Int] = [:]
+        for outcome in all {
+            switch outcome {
+            case .complete: break
+            case .failed(let code): failures[code, default: 0] += 1
+            case .violation(let message): Issue.record("\(message) (\(context))")
+            }
+        }
+        #expect(
+            Set(failures.keys).isSubset(of: [.cancelled, .resetInProgress, .cannotConnect]), "\(failures), \(context)")
+        #expect((failures[.cancelled] ?? 0) > 0, "nothing was cancelled: the test did not exercise it (\(context))")
+        #expect((failures[.resetInProgress] ?? 0) > 0, "no reset ended anything (\(context))")
+        #expect(
+            all.contains { if case .complete = $0 { true } else { false } },
+            "nothing completed: \(failures), \(context)")
+
+        // Every transfer stopped: delivered whole, or cancelled once, never left producing for nobody.
+        let producers = server.producers.value
+        try await eventually("\(producers.filter { !$0.isFinished }.count) producers still running (\(context))") {
+            producers.allSatisfy(\.isFinished)
+        }
+        #expect(producers.allSatisfy { $0.cancels <= 1 }, "a transfer was stopped twice (\(context))")
+    }
+}
