@@ -90,6 +90,7 @@ let package = Package(
             dependencies: [
                 "HTTPMetricsIntegration",
                 "ObservabilityTestSupport",
+                .product(name: "HTTPAuth", package: "HTTP"),
                 .product(name: "HTTP", package: "HTTP"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),

@@ -12,12 +12,16 @@
 /// | ``Kind/retryScheduled`` | ``Retry``, before it waits | the attempt being retried | ``delay`` |
 /// | ``Kind/redirectFollowed`` | ``FollowRedirects``, before the next hop | the redirect | ``request``: the next hop |
 /// | ``Kind/loadFinished`` | ``Observe`` | the load's | ``duration``, ``metrics`` |
+/// | ``Kind/credentialObtained``, ``Kind/credentialRefreshed`` | an authentication loader, when the flow this load started ended with a credential | — | ``duration``: the flow's |
+/// | ``Kind/credentialFailed`` | an authentication loader, when the flow this load started failed | the failure | ``duration``: the flow's |
 ///
 /// For one load they come in this order: `loadStarted`, then for each attempt `attemptStarted`,
 /// `responseHeadReceived` (where the transport reports it) and `attemptFinished`, with `retryScheduled` between
 /// attempts and `redirectFollowed` between the hops of a redirected load, and `loadFinished` last, exactly once. A
 /// load that never reaches the terminal (refused by a reset, cancelled while queued, invalid) goes from
-/// `loadStarted` to `loadFinished`.
+/// `loadStarted` to `loadFinished`. A credential flow (a login, a token refresh, an API key fetched) is reported
+/// once, on the load whose arrival started it, before that load's attempt; the loads that waited for the same flow
+/// report nothing.
 ///
 /// Kinds are values of an extensible type, like ``HTTPError/Code``: more will come (a wait in a queue), so a
 /// `switch` over them needs a `default`.
@@ -48,6 +52,14 @@ public struct HTTPEvent: Sendable {
         public static let redirectFollowed = Kind(rawValue: "redirectFollowed")
         /// The load completed: the last event of every load.
         public static let loadFinished = Kind(rawValue: "loadFinished")
+        /// An authentication loader (a `CredentialLoader` of `HTTPAuth`: OAuth, BasicAuth, a scheme of your own)
+        /// obtained a credential in a flow this load started: a login, saved credentials read, a key fetched.
+        public static let credentialObtained = Kind(rawValue: "credentialObtained")
+        /// An authentication loader replaced a credential that was due or refused, in a flow this load started: a
+        /// token refresh.
+        public static let credentialRefreshed = Kind(rawValue: "credentialRefreshed")
+        /// A credential flow this load started failed; ``HTTPEvent/result`` has the failure.
+        public static let credentialFailed = Kind(rawValue: "credentialFailed")
     }
 
     /// What happened.
@@ -62,10 +74,11 @@ public struct HTTPEvent: Sendable {
     public var result: HTTPResult?
     /// For ``Kind/retryScheduled``: how long ``Retry`` waits before the next attempt.
     public var delay: Duration?
-    /// For ``Kind/loadFinished``: the time since ``Kind/loadStarted``, every attempt and wait included.
+    /// For ``Kind/loadFinished``: the time since ``Kind/loadStarted``, every attempt and wait included; for the
+    /// credential kinds, the flow's.
     public var duration: Duration?
 
-    /// Creates an event; loaders emit them with ``HTTPRequest/emit(_:result:delay:)``.
+    /// Creates an event; loaders emit them with ``HTTPRequest/emit(_:result:delay:duration:)``.
     public init(
         kind: Kind,
         loadID: LoadID,

@@ -34,9 +34,14 @@ extension HTTPRequest {
     ///   - kind: What happened.
     ///   - result: The result it concerns, if any.
     ///   - delay: For ``HTTPEvent/Kind/retryScheduled``, the wait before the next attempt.
-    public func emit(_ kind: HTTPEvent.Kind, result: @autoclosure () -> HTTPResult? = nil, delay: Duration? = nil) {
+    ///   - duration: How long what the event reports took (a credential flow's time).
+    public func emit(
+        _ kind: HTTPEvent.Kind, result: @autoclosure () -> HTTPResult? = nil, delay: Duration? = nil,
+        duration: Duration? = nil
+    ) {
         guard let observation = self[option: LoadObservationOption.self], !observation.observers.isEmpty else { return }
-        let event = HTTPEvent(kind: kind, loadID: observation.id, request: self, result: result(), delay: delay)
+        let event = HTTPEvent(
+            kind: kind, loadID: observation.id, request: self, result: result(), delay: delay, duration: duration)
         for observer in observation.observers { observer.handle(event) }
     }
 

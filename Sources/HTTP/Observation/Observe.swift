@@ -12,7 +12,7 @@
 ///
 /// Each load gets a ``LoadID`` here, unless a loader above stamped one already, and every event names it. The
 /// observer rides down the chain with the request, so the loaders below reach it with
-/// ``HTTPRequest/emit(_:result:delay:)``.
+/// ``HTTPRequest/emit(_:result:delay:duration:)``.
 ///
 /// ## Where it goes
 ///

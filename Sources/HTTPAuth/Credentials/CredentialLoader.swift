@@ -190,7 +190,7 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
         if let usable = usableGrant() {
             grant = usable
         } else {
-            switch await self.grant(refusing: nil, response: nil) {
+            switch await self.grant(refusing: nil, response: nil, for: request) {
             case .send(let granted): grant = granted
             case .refuse(let refusal): return failure(of: request, refusal, after: nil)
             }
@@ -206,7 +206,7 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
                         + "another credential",
                     response: response))
         }
-        switch await self.grant(refusing: grant.version, response: response) {
+        switch await self.grant(refusing: grant.version, response: response, for: request) {
         case .send(let replacement):
             response.discardBody()
             return await send(request, with: replacement.credential)
@@ -248,13 +248,15 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
         return state.withLock { $0.machine.grant(usableAt: now) }
     }
 
-    /// A credential to send, waiting for a flow when there is none usable. `refused` is the version a server just
-    /// refused with `response`.
-    private func grant(refusing refused: UInt64?, response: HTTPResponse?) async -> Machine.Answer {
+    /// A credential to send for `request`, waiting for a flow when there is none usable. `refused` is the version a
+    /// server just refused with `response`.
+    private func grant(
+        refusing refused: UInt64?, response: HTTPResponse?, for request: HTTPRequest
+    ) async -> Machine.Answer {
         let id = state.withLock { $0.waiters.nextID() }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                enqueue(continuation, id: id, refusing: refused, response: response)
+                enqueue(continuation, id: id, refusing: refused, response: response, for: request)
             }
         } onCancel: {
             let waiter = state.withLock { $0.waiters.answer(id, with: Self.cancelled) }
@@ -272,7 +274,10 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
 
     /// Asks the machine what the request does — go out, wait, start a flow and wait, or fail — and parks it when it
     /// waits.
-    private func enqueue(_ continuation: Waiter, id: UInt64, refusing refused: UInt64?, response: HTTPResponse?) {
+    private func enqueue(
+        _ continuation: Waiter, id: UInt64, refusing refused: UInt64?, response: HTTPResponse?,
+        for request: HTTPRequest
+    ) {
         let now = now()
         let (isAnswered, flow) = state.withLock { state -> (Bool, (Machine.FlowID, Machine.Purpose)?) in
             if isResetting {
@@ -303,14 +308,16 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
             }
         }
         if isAnswered { continuation.resume() }
-        if let (flow, purpose) = flow { start(flow, purpose, at: now) }
+        if let (flow, purpose) = flow { start(flow, purpose, at: now, startedBy: request) }
     }
 
     // MARK: - Flows
 
     /// Runs the scheme's flow in a task of its own, which a reset can interrupt, and answers the waiting requests
-    /// with its outcome.
-    private func start(_ flow: Machine.FlowID, _ purpose: Machine.Purpose, at now: Date) {
+    /// with its outcome; `starter`, the request whose arrival started it, reports the outcome to its observers.
+    private func start(
+        _ flow: Machine.FlowID, _ purpose: Machine.Purpose, at now: Date, startedBy starter: HTTPRequest
+    ) {
         let context = CredentialContext(trigger: purpose.trigger, now: now, loader: self) { [weak self] request in
             guard let self else {
                 return .failure(HTTPError(.cancelled, request: request, message: "the loader is gone"))
@@ -321,6 +328,7 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
             return await self.loadNextUncounted(own)
         }
         let scheme = scheme
+        let began = ContinuousClock.now
         let task = Task {
             let outcome = await interruptible(counting: operations) { () -> Result<Scheme.Credential, any Error> in
                 do {
@@ -332,7 +340,9 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
                     return .failure(error)
                 }
             }
-            self.flowEnded(flow, with: outcome ?? .failure(CancellationError()))
+            self.flowEnded(
+                flow, with: outcome ?? .failure(CancellationError()), purpose: purpose, startedBy: starter,
+                lasting: ContinuousClock.now - began)
         }
         let isCurrent = state.withLock { state -> Bool in
             guard state.machine.flow?.id == flow else { return false }
@@ -342,12 +352,32 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
         if !isCurrent { task.cancel() }  // a reset came first (or the flow is over already)
     }
 
-    private func flowEnded(_ flow: Machine.FlowID, with outcome: Result<Scheme.Credential, any Error>) {
+    /// Answers the waiters of `flow`, unless a reset dropped it, and reports how it ended on `starter` (before the
+    /// waiters go on, so the report comes before the starter's attempt).
+    private func flowEnded(
+        _ flow: Machine.FlowID, with outcome: Result<Scheme.Credential, any Error>, purpose: Machine.Purpose,
+        startedBy starter: HTTPRequest, lasting duration: Duration
+    ) {
         let now = now()
-        let waiters = state.withLock { state -> [Waiter] in
-            guard let answer = state.machine.flowEnded(flow, with: outcome, at: now) else { return [] }
+        let (answer, waiters) = state.withLock { state -> (Machine.Answer?, [Waiter]) in
+            guard let answer = state.machine.flowEnded(flow, with: outcome, at: now) else { return (nil, []) }
             if state.flowTask?.id == flow { state.flowTask = nil }
-            return state.waiters.answerAll(with: answer)
+            return (answer, state.waiters.answerAll(with: answer))
+        }
+        switch answer {
+        case .send?:
+            let kind: HTTPEvent.Kind = if case .obtain = purpose { .credentialObtained } else { .credentialRefreshed }
+            starter.emit(kind, duration: duration)
+        case .refuse(let refusal)?:
+            starter.emit(
+                .credentialFailed,
+                result: .failure(
+                    HTTPError(
+                        refusal.code, request: starter, message: refusal.message,
+                        underlyingError: refusal.underlyingError)),
+                duration: duration)
+        case nil:
+            break  // a reset dropped the flow: it did not end, it was abandoned
         }
         for waiter in waiters { waiter.resume() }
     }

@@ -62,6 +62,11 @@ public struct HTTPEventLogger: HTTPEventObserver {
         /// The terminal's events of each attempt (started, response head, finished) and kinds this logger does not
         /// know. `trace` by default.
         public var attempt: Logger.Level
+        /// An authentication loader obtained or refreshed a credential (a login, a token refresh). `info` by
+        /// default.
+        public var credentialFlow: Logger.Level
+        /// A credential flow failed: the loads waiting for it fail. `error` by default.
+        public var credentialFailed: Logger.Level
 
         /// Creates levels; each defaults to the ``standard`` one.
         public init(
@@ -73,7 +78,9 @@ public struct HTTPEventLogger: HTTPEventObserver {
             loadAbandoned: Logger.Level = .debug,
             retryScheduled: Logger.Level = .notice,
             redirectFollowed: Logger.Level = .debug,
-            attempt: Logger.Level = .trace
+            attempt: Logger.Level = .trace,
+            credentialFlow: Logger.Level = .info,
+            credentialFailed: Logger.Level = .error
         ) {
             self.loadStarted = loadStarted
             self.loadSucceeded = loadSucceeded
@@ -84,10 +91,12 @@ public struct HTTPEventLogger: HTTPEventObserver {
             self.retryScheduled = retryScheduled
             self.redirectFollowed = redirectFollowed
             self.attempt = attempt
+            self.credentialFlow = credentialFlow
+            self.credentialFailed = credentialFailed
         }
 
         /// Requests at `debug`, `4xx` at `notice`, `5xx` at `warning`, failures at `error`, retries at `notice`,
-        /// attempts at `trace`.
+        /// attempts at `trace`, credential flows at `info` (failed ones at `error`).
         public static let standard = Levels()
 
         /// The level of `event`.
@@ -97,6 +106,8 @@ public struct HTTPEventLogger: HTTPEventObserver {
             case .loadFinished: level(ofFinished: event.result)
             case .retryScheduled: retryScheduled
             case .redirectFollowed: redirectFollowed
+            case .credentialObtained, .credentialRefreshed: credentialFlow
+            case .credentialFailed: credentialFailed
             default: attempt
             }
         }
@@ -146,6 +157,9 @@ public struct HTTPEventLogger: HTTPEventObserver {
         case .attemptFinished: event.result?.error == nil ? "HTTP attempt finished" : "HTTP attempt failed"
         case .retryScheduled: "HTTP retry scheduled"
         case .redirectFollowed: "HTTP redirect followed"
+        case .credentialObtained: "HTTP credential obtained"
+        case .credentialRefreshed: "HTTP credential refreshed"
+        case .credentialFailed: "HTTP credential flow failed"
         default: "HTTP \(event.kind.rawValue)"
         }
     }
@@ -191,6 +205,10 @@ public struct HTTPEventLogger: HTTPEventObserver {
             if let delay = event.delay { metadata["http.retry.delay"] = .stringConvertible(delay.inSeconds) }
         case .redirectFollowed:
             metadata["http.redirect.url"] = .string(event.request.redactedURL(redaction))
+        case .credentialObtained, .credentialRefreshed, .credentialFailed:
+            if let duration = event.duration {
+                metadata["http.client.credential.flow.duration"] = .stringConvertible(duration.inSeconds)
+            }
         default:
             break
         }

@@ -21,6 +21,8 @@ import HTTPObservabilityConventions
 /// | `http.client.retries` | counter | each retry `Retry` schedules | method, the retried outcome, origin |
 /// | `http.client.redirects` | counter | each redirect `FollowRedirects` follows | method, status code, origin |
 /// | `http.client.cache.requests` | counter | each load a `Cache` answered or forwarded | method, result, reason |
+/// | `http.client.credential.flows` | counter | each credential flow an authentication loader ran (a login, a token refresh, a key fetched) | outcome (`obtained`, `refreshed`, `failed`), error type, origin |
+/// | `http.client.credential.flow.duration` | timer | the same | the same |
 ///
 /// Dimensions are named as the conventions name them — `http.request.method` (`_OTHER` for a method they do not
 /// know), `http.response.status_class` (`2xx` …), `http.response.status_code`, `error.type` (an
@@ -102,6 +104,20 @@ public struct MetricsObserver: HTTPEventObserver {
             dimensions.append((Conventions.statusCode, String(redirect.status.rawValue)))
             dimensions += origin(of: redirect.request) + self.dimensions
             Counter(label: "http.client.redirects", dimensions: dimensions, factory: factory).increment()
+        case .credentialObtained, .credentialRefreshed, .credentialFailed:
+            let outcome =
+                switch event.kind {
+                case .credentialObtained: "obtained"
+                case .credentialRefreshed: "refreshed"
+                default: "failed"
+                }
+            var dimensions = [("http.client.credential.outcome", outcome)]
+            if let errorType = event.result?.errorType { dimensions.append((Conventions.errorType, errorType)) }
+            dimensions += origin(of: event.request) + self.dimensions
+            Counter(label: "http.client.credential.flows", dimensions: dimensions, factory: factory).increment()
+            if let duration = event.duration {
+                timer("http.client.credential.flow.duration", dimensions).recordNanoseconds(duration.nanoseconds)
+            }
         default:
             return
         }

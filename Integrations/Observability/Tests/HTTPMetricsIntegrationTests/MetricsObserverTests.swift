@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import HTTPAuth
 import HTTPMetricsIntegration
 import MetricsTestKit
 import ObservabilityTestSupport
@@ -24,6 +25,36 @@ extension TestMetrics {
 }
 
 @Suite(.noHang) struct MetricsObserverTests {
+    /// A token refresh is a credential flow: counted once and timed, on the load that needed it; the token request
+    /// itself is the loader's own, no load of the app's.
+    @Test func aTokenRefreshIsCountedOnceAsACredentialFlow() async throws {
+        let metrics = TestMetrics()
+        let endpoints = OAuthEndpoints(
+            authorization: URL(string: "https://id.example.com/authorize")!,
+            token: URL(string: "https://id.example.com/token")!)
+        let configuration = OAuthConfiguration(
+            endpoints: .known(endpoints), clientID: "app", redirectURI: URL(string: "app:/cb")!,
+            resourceOrigins: ["api.example.com"])
+        let expired = OAuthCredentials(
+            accessToken: "old", refreshToken: "r1", expirationDate: Date(timeIntervalSinceNow: -60))
+        let tokens = #"{"access_token":"new","token_type":"Bearer","expires_in":3600}"#
+        let mock = MockLoader()
+            .then(status: .ok, headers: ["Content-Type": "application/json"], body: Data(tokens.utf8))
+            .then(status: .ok)
+        let chain =
+            Observe(MetricsObserver(factory: metrics)) --> OAuth(configuration: configuration, credentials: expired)
+            --> mock
+        var request = HTTPRequest(host: "api.example.com", path: "/me")
+        request.authenticationMethod = .oauth
+
+        #expect(await chain.load(request).response?.status == .ok)
+
+        let refreshed = [("http.client.credential.outcome", "refreshed")] + apiOrigin
+        #expect(try metrics.expectCounter("http.client.credential.flows", refreshed).totalValue == 1)
+        #expect(try metrics.expectTimer("http.client.credential.flow.duration", refreshed).values.count == 1)
+        #expect(metrics.counterTotal(label: "http.client.loads") == 1)
+    }
+
     @Test func aLoadAndItsAttemptAreCountedTimedAndNoLongerActive() async throws {
         let metrics = TestMetrics()
         let mock = MockLoader().then(status: .ok, body: Data(count: 213))
