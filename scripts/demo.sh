@@ -39,7 +39,11 @@ integrations_args=(--package-path Integrations/Demo)
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/demo-sh.XXXXXX")
 install_pid=""
+build_pid=""
+# Background children ignore Ctrl-C (bash starts them so): an interrupted demo.sh stops them itself. (An interrupted
+# install leaves no stamp, so the next servers.sh redoes it.)
 cleanup() {
+  [ -z "$build_pid" ] || kill "$build_pid" 2>/dev/null || true
   [ -z "$install_pid" ] || kill "$install_pid" 2>/dev/null || true
   rm -rf "$logs"
 }
@@ -69,17 +73,10 @@ install_progress() {
   printf 'servers: installing for %d s (%d Python packages so far)' $((SECONDS - install_started)) "$packages"
 }
 
-# Waits for the servers' install; fails with its output if it failed.
-finish_install() {
-  [ -n "$install_pid" ] || return 0
-  local next=$((SECONDS + 10)) status=0
-  while kill -0 "$install_pid" 2>/dev/null; do
-    if [ "$SECONDS" -ge "$next" ]; then
-      echo "  … $(install_progress)"
-      next=$((SECONDS + 10))
-    fi
-    sleep 1
-  done
+# Once the servers' install has ended: says so if it installed anything, or fails with its output.
+check_install() {
+  [ -n "$install_pid" ] && ! kill -0 "$install_pid" 2>/dev/null || return 0
+  local status=0
   wait "$install_pid" || status=$?
   install_pid=""
   if [ "$status" -ne 0 ]; then
@@ -88,28 +85,43 @@ finish_install() {
     exit 1
   fi
   if grep -q 'installing' "$logs/servers-install.log"; then
-    echo "The servers are installed ($((SECONDS - install_started)) s)."
+    echo "  The servers are installed ($((SECONDS - install_started)) s)."
   fi
+}
+
+# Waits for the servers' install, saying every 10 s how long it has run.
+finish_install() {
+  local next=$((SECONDS + 10))
+  while [ -n "$install_pid" ] && kill -0 "$install_pid" 2>/dev/null; do
+    if [ "$SECONDS" -ge "$next" ]; then
+      echo "  … $(install_progress)"
+      next=$((SECONDS + 10))
+    fi
+    sleep 1
+  done
+  check_install
 }
 
 # `build NAME WHAT ARGS…` builds with `swift build ARGS`, saying every 10 s how long it has run and SwiftPM's latest
 # line; on failure, prints the whole output (kept in NAME's log) and exits.
 build() {
-  local log=$logs/build-$1.log what=$2 started=$SECONDS status=0 next pid progress
+  local log=$logs/build-$1.log what=$2 started=$SECONDS status=0 next progress
   shift 2
   echo "Building $what…"
   swift build "$@" >"$log" 2>&1 &
-  pid=$!
+  build_pid=$!
   next=$((SECONDS + 10))
-  while kill -0 "$pid" 2>/dev/null; do
+  while kill -0 "$build_pid" 2>/dev/null; do
     if [ "$SECONDS" -ge "$next" ]; then
       progress=$(install_progress)
       echo "  … $((SECONDS - started)) s: $(latest_line "$log")${progress:+  |  $progress}"
       next=$((SECONDS + 10))
     fi
     sleep 1
+    check_install
   done
-  wait "$pid" || status=$?
+  wait "$build_pid" || status=$?
+  build_pid=""
   if [ "$status" -ne 0 ]; then
     cat "$log" >&2
     echo "demo.sh: building $what failed" >&2
