@@ -141,7 +141,7 @@ let chain =
     --> PrintLoader(redaction: .standard.adding("X-API-Key")) { print("   \($0)") }
     --> DemoTransport.makeTerminal()
 
-section("Basic authentication: credentials asked for once, sent only to their origin, replaced after a 401")
+section("Basic authentication: credentials from a login screen, sent only to their origin, asked for again after a 401")
 let loginScreen = DemoLogin(answers: [
     BasicCredentials(username: "user", password: "wrong-password"),
     BasicCredentials(username: "user", password: "passwd"),
