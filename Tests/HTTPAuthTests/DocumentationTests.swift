@@ -98,6 +98,28 @@ func makeWorkerChain(secret: String) -> HTTPLoader {
         --> URLSessionLoader()
 }
 
+// Authentication.md, "Sign in on a TV or in a terminal". Builds a URLSessionLoader, never loads through it.
+final class TerminalCodeScreen: DeviceAuthorizationDelegate {
+    func showUserCode(_ authorization: DeviceAuthorization, for grant: DeviceAuthorizationGrant) async {
+        print("To sign in, open \(authorization.verificationURI) and enter \(authorization.userCode)")
+    }
+}
+
+func makeTVChain(screen: TerminalCodeScreen) -> HTTPLoader {
+    let grant = DeviceAuthorizationGrant(
+        deviceAuthorizationEndpoint: URL(string: "https://id.example.com/oauth2/device")!,
+        tokenEndpoint: URL(string: "https://id.example.com/oauth2/token")!,
+        clientID: "tv-app",
+        scopes: ["videos.read", "offline_access"],
+        revocationEndpoint: URL(string: "https://id.example.com/oauth2/revoke")!,
+        delegate: screen
+    )
+    return ApplyEnvironment(environment: ServerEnvironment(host: "api.example.com"))
+        --> Auth(loaders: [.oauth: CredentialLoader(scheme: grant, method: .oauth, origins: ["api.example.com"])])
+        --> Retry()
+        --> URLSessionLoader()
+}
+
 // Authentication.md, "Watch the session".
 func watchSession(of oauth: OAuth) async {
     for await state in oauth.sessionStates() {
@@ -180,6 +202,32 @@ func watchSession(of oauth: OAuth) async {
         let auth = try #require(makeWorkerChain(secret: "s").nextLoader as? Auth)
         let loader = try #require(auth.loaders[.oauth] as? CredentialLoader<ClientCredentialsGrant>)
         #expect(loader.scheme.scopes == ["reports.read"] && loader.origins == ["api.example.com"])
+    }
+
+    @Test func theTVChainSignsInWithTheDeviceGrantAndItsScreen() async throws {
+        let screen = TerminalCodeScreen()
+        let auth = try #require(makeTVChain(screen: screen).nextLoader as? Auth)
+        let loader = try #require(auth.loaders[.oauth] as? CredentialLoader<DeviceAuthorizationGrant>)
+        #expect(loader.scheme.delegate === screen && loader.scheme.scopes == ["videos.read", "offline_access"])
+        #expect(loader.scheme.revocationEndpoint != nil && loader.origins == ["api.example.com"])
+        // The grant, moved onto a mock server, shows the code through the sample's screen and gets its tokens.
+        let code =
+            #"{"device_code":"d","user_code":"C0DE","verification_uri":"https://id.example.com/d","#
+            + #""expires_in":600}"#
+        let server = MockLoader()
+            .then(status: .ok, body: Data(code.utf8))
+            .then(status: .ok, body: Data(#"{"access_token":"t","token_type":"Bearer","expires_in":3600}"#.utf8))
+            .then(status: .ok)
+        let clock = DevicePollingClock(movesOnSleep: true)
+        let grant = DeviceAuthorizationGrant(
+            deviceAuthorizationEndpoint: loader.scheme.deviceAuthorizationEndpoint,
+            tokenEndpoint: loader.scheme.tokenEndpoint, clientID: "tv-app", delegate: screen, clock: clock)
+        let chain = CredentialLoader(scheme: grant, method: .oauth, origins: ["api.example.com"]) --> server
+        var request = HTTPRequest(host: "api.example.com", path: "/videos")
+        request.authenticationMethod = .oauth
+        #expect(await chain.load(request).response?.status == .ok)
+        #expect(server.receivedRequests.last?.headers["Authorization"] == "Bearer t")
+        #expect(clock.requestedDurations == [.seconds(5)], "no interval: RFC 8628's 5 s")
     }
 
     @Test func theProductionChainHasBothMethods() throws {
