@@ -81,7 +81,7 @@ import Testing
         try await eventually { received.value.count == 2 }
         try await Task.sleep(for: .milliseconds(50))
         #expect(received.value == ["P1", "P2"], "no element beyond the demand")
-        subscription.value?.request(.unlimited)
+        subscription.withLock { $0 }?.request(.unlimited)
         try await eventually { received.value.count == 6 }
         #expect(received.value == ["P1", "P2", "P3", "P4", "P5", "finished"])
     }
