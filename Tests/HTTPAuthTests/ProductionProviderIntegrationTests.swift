@@ -54,18 +54,22 @@ private struct DjangoProvider {
     /// Returns once the server rejects `token` (its 2 s are over): a wait for the server's state, with a deadline.
     func waitUntilRejected(_ token: String) async throws {
         let deadline = ContinuousClock.now + .seconds(standardDeadline)
-        while try await status(of: token) != .unauthorized {
+        // (a probe that got no answer is repeated: this waits for the server's state, not for one request)
+        while (try? await status(of: token)) != .unauthorized {
             try #require(ContinuousClock.now < deadline, "the server still accepts the token")
             try await Task.sleep(for: .milliseconds(100))
         }
     }
 }
 
-/// `request` sent straight to the server (redirects not followed), within the standard deadline.
+/// The tests' own browser and probe: plain requests to the server, past the chains under test.
+private let browser = URLSessionLoader()
+
+/// `request` sent straight to the server (redirects not followed), failing after 15 s without an answer.
 private func send(_ request: HTTPRequest) async throws -> HTTPResponse {
     var request = request
     request.redirectPolicy = .doNotFollow
-    let browser = URLSessionLoader()
+    request.timeout = .seconds(15)
     return try await Task { await browser.load(request) }.finished().get()
 }
 
@@ -219,6 +223,22 @@ struct ProductionProviderIntegrationTests {
         #expect(try await provider.status(of: credentials.accessToken) == .unauthorized)
         let (status, error) = try await provider.refresh(try #require(credentials.refreshToken), clientID: "pkce-app")
         #expect(status == .badRequest && error == "invalid_grant")
+    }
+
+    /// DOT's OpenID Connect document names no revocation endpoint; its RFC 8414 metadata (served at the well-known
+    /// path before the issuer's path, /.well-known/oauth-authorization-server/o) does.
+    @Test func discoveryFindsTheRevocationEndpointInTheAuthorizationServerMetadata() async throws {
+        let delegate = DjangoLoginDelegate()
+        defer { withExtendedLifetime(delegate) {} }
+        let configuration = OAuthConfiguration(
+            issuer: provider.issuer, clientID: "pkce-app", redirectURI: URL(string: "com.example.app:/oauth/callback")!,
+            scopes: ["openid", "read"], resourceOrigins: [provider.origin])
+        let oauth = OAuth(configuration: configuration, delegate: delegate)
+        let chain = oauth --> URLSessionLoader()
+        #expect(try await load(provider.meRequest(), through: chain).get().status == .ok)
+        let credentials = try #require(oauth.credentials)
+        try #require(await withDeadline(seconds: standardDeadline) { await chain.reset() } != nil)
+        #expect(try await provider.status(of: credentials.accessToken) == .unauthorized)
     }
 
     // MARK: - Client credentials
