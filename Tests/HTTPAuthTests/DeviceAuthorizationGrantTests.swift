@@ -258,6 +258,36 @@ private final class DeviceServer: HTTPLoader, @unchecked Sendable {
         #expect(setup.grant.lastPath.last == .finished)
     }
 
+    /// Hundreds of requests parked on one device flow, some cancelled by their tasks, while the app cancels the flow
+    /// and a reset interrupts the next one: every request completes once, nothing is left sleeping on the clock, and
+    /// the flow after that gets its tokens.
+    @Test func parkedRequestsCancelsAndResetsAroundTheDeviceFlowEachEndOnce() async throws {
+        let seed = SplitMix64.seed()
+        var random = SplitMix64(seed: seed)
+        let setup = Setup(movesOnSleep: false)
+        for round in 0..<3 {
+            let loads = (0..<300).map { _ in Task { await setup.loader.load(Self.request()) } }
+            try await eventually("seed \(seed): \(setup.loader.debugState)") {
+                setup.loader.waitingCount + loads.count(where: \.isCancelled) >= 300 && setup.clock.sleeperCount == 1
+            }
+            for load in loads where Bool.random(using: &random) { load.cancel() }
+            if round == 0 { setup.grant.cancelAuthorization() } else { await setup.loader.reset() }
+            var codes: [HTTPError.Code?] = []
+            for load in loads { codes.append(try await load.finished().error?.code) }
+            let expected: Set<HTTPError.Code?> = [.cancelled, round == 0 ? .cannotAuthenticate : .resetInProgress]
+            #expect(Set(codes).isSubset(of: expected), "seed \(seed), round \(round): \(Set(codes))")
+            #expect(Set(codes) == expected, "seed \(seed), round \(round): some cancelled, the rest failed together")
+            try await eventually("seed \(seed): \(setup.loader.debugState)") { setup.clock.sleeperCount == 0 }
+        }
+        await setup.loader.waitUntilFlowsEnd()
+        setup.answer("ok")
+        let approved = Task { await setup.loader.load(Self.request()) }
+        try await eventually(setup.loader.debugState) { setup.clock.sleeperCount == 1 }
+        setup.clock.advance(by: .seconds(5))
+        #expect(try await approved.finished().response?.status == .ok)
+        #expect(setup.screen.shown.value.count == setup.screen.hidden.value.count)
+    }
+
     @Test func withoutADelegateTheFlowFailsBeforeAskingForACode() async throws {
         let setup = Setup(hasDelegate: false)
         let error = try #require(await setup.loader.load(Self.request()).error)
