@@ -15,8 +15,8 @@ public import HTTP
 /// ```
 ///
 /// The first request that needs a token starts the flow, and every request arriving meanwhile waits for it: the
-/// grant asks the device authorization endpoint for a code (the client authenticated as ``TokenEndpoint`` does it
-/// for every grant, with ``scopes``), shows the ``DeviceAuthorization`` — the user code, the verification URI, the
+/// grant asks the device authorization endpoint for a code (the client authenticated as at the token endpoint, RFC 6749
+/// §2.3.1, with ``scopes``), shows the ``DeviceAuthorization`` — the user code, the verification URI, the
 /// URI with the code in it, how long the code lasts — to its ``delegate``, and polls the token endpoint with
 /// `grant_type=urn:ietf:params:oauth:grant-type:device_code` every `interval` (5 s when the server names none):
 /// `authorization_pending` keeps polling, `slow_down` adds 5 s to the interval for every later poll, a token endpoint
