@@ -7,7 +7,6 @@ import Testing
 /// far it got.
 final class ChunkProducer: Sendable {
     private struct State {
-        var isPaused = false
         var resume: CheckedContinuation<Void, Never>?
         var produced = 0
         var cancels = 0
@@ -37,12 +36,13 @@ final class ChunkProducer: Sendable {
                 task?.cancel()
             },
             pause: { [state] paused in
-                let resume = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                    state.isPaused = paused
-                    defer { if !paused { state.resume = nil } }
-                    return paused ? nil : state.resume
-                }
-                resume?.resume()
+                // Whether the producer waits is read from the stream itself (see `waitWhilePaused`): the stream makes
+                // these calls outside its lock, so a pause can arrive after the resume that ended it.
+                guard !paused else { return }
+                state.withLock { state -> CheckedContinuation<Void, Never>? in
+                    defer { state.resume = nil }
+                    return state.resume
+                }?.resume()
             })
         let task = Task { [weak stream, state] in
             var index = 0
@@ -50,7 +50,8 @@ final class ChunkProducer: Sendable {
                 let chunk = chunks[min(index, chunks.count - 1)]
                 index += 1
                 if pause > .zero { try? await Task.sleep(for: pause) }
-                await Self.waitWhilePaused(state)
+                // Only weakly: a consumer that drops the stream while the producer waits stops the transfer.
+                await Self.waitWhilePaused({ [weak stream] in stream?.isProducerPaused ?? false }, state)
                 guard let stream, !Task.isCancelled else { break }
                 state.withLock { $0.produced += chunk.count }
                 stream.deliver(chunk)
@@ -61,11 +62,13 @@ final class ChunkProducer: Sendable {
         state.withLock { $0.task = task }
     }
 
-    private static func waitWhilePaused(_ state: Box<State>) async {
+    /// Waits while the stream holds its producer paused (`isPaused`). The stream's state is read under the producer's
+    /// lock, and a resume takes that lock to wake the producer: a resume cannot slip between the check and the wait.
+    private static func waitWhilePaused(_ isPaused: @escaping @Sendable () -> Bool, _ state: Box<State>) async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let waits = state.withLock { state -> Bool in
-                    guard state.isPaused, !Task.isCancelled else { return false }
+                    guard isPaused(), !Task.isCancelled else { return false }
                     state.resume = continuation
                     return true
                 }
