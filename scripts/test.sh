@@ -139,6 +139,17 @@ for package in "${SIDE_PACKAGES[@]}"; do
   echo "$package step, build included: $((SECONDS - package_start)) s"
 done
 
+# The integrations demo (scripts/demo.sh runs it after the product's): a package of its own with no tests, built so
+# that a change in the product or an integration cannot break it unnoticed. Its generated client is linked in
+# (symbolic links to Integrations/OpenAPI's committed code), so only regular files are linted.
+step "Integrations/Demo: lint and build"
+demo_start=$SECONDS
+# shellcheck disable=SC2046 # one argument per file; the paths have no spaces
+swift format lint --strict $(find Integrations/Demo/Sources -name '*.swift' -type f | sort) Integrations/Demo/Package.swift \
+  || fail "formatting: run 'swift format format -i' on the files above (Integrations/Demo)"
+swift build --package-path Integrations/Demo --product IntegrationsDemo || fail "Integrations/Demo does not build"
+echo "Integrations/Demo step, build included: $((SECONDS - demo_start)) s"
+
 step "documentation: every DocC catalog builds without a warning (symbol links resolve)"
 docs_start=$SECONDS
 # Builds each catalog of the package at $1 (built in the scratch folder $2) with its module's symbol graphs.
