@@ -1,5 +1,5 @@
 import Foundation
-import HTTP
+@_spi(Transport) import HTTP
 import HTTPTestSupport
 import Testing
 

@@ -279,6 +279,7 @@ open class HTTPLoader: @unchecked Sendable {
 }
 
 /// What a reset does with the loads already sent on.
+@frozen
 public enum ResetMode: Sendable, Hashable {
     /// They finish, and their callers get their results; the reset returns once they have. A request that was
     /// sent cannot be unsent, and cancelling it would leave its outcome unknown (did the payment go through?),

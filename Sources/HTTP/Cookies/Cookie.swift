@@ -13,6 +13,7 @@ public import Foundation
 public struct Cookie: Sendable, Hashable, CustomStringConvertible {
     /// The `SameSite` attribute (RFC 6265bis §4.1.2.7), kept as the server set it. This client has no browsing
     /// context, so every request counts as same-site, and the attribute changes nothing about what is sent.
+    @frozen
     public enum SameSite: String, Sendable, Hashable {
         case strict = "Strict"
         case lax = "Lax"

@@ -40,6 +40,7 @@ extension HTTPRetryStrategy {
 }
 
 /// What a retry strategy decided.
+@frozen
 public enum RetryDecision: Sendable, Hashable {
     /// Send the request again after waiting this long.
     case retry(after: Duration)

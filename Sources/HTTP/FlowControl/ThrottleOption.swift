@@ -10,6 +10,7 @@ public enum ThrottleOption: HTTPRequestOption, Sendable, Hashable {
 }
 
 /// The lane a request waits in at a ``Throttle``; see ``HTTPRequest/throttlePriority``.
+@frozen
 public enum ThrottlePriority: Int, HTTPRequestOption, Sendable, Hashable, Comparable, CaseIterable {
     /// Background work: prefetching, analytics.
     case low = 0

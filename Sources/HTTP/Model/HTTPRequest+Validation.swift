@@ -181,7 +181,7 @@ extension HTTPRequest {
 
     /// Where a transport reads the body from, or `nil` when it is empty. A body that cannot produce its bytes
     /// fails with ``HTTPError/Code/invalidRequest``, naming its type, as every transport reports it.
-    public func bodySource() throws(HTTPError) -> HTTPBodySource? {
+    @_spi(Transport) public func bodySource() throws(HTTPError) -> HTTPBodySource? {
         try fromBody { try $0.makeSource() }
     }
 

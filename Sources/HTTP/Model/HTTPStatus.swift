@@ -17,6 +17,7 @@ public struct HTTPStatus: RawRepresentable, Hashable, Comparable, Sendable, Expr
     }
 
     /// The class of a status code: its first digit.
+    @frozen
     public enum Kind: Sendable, Hashable {
         /// 1xx
         case informational

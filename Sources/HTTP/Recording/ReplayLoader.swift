@@ -74,6 +74,7 @@ public final class ReplayLoader: HTTPLoader, @unchecked Sendable {
     }
 
     /// Which recorded entry answers a request when several match it.
+    @frozen
     public enum Order: Sendable, Hashable {
         /// Each entry answers once; a request gets the first unused entry that matches it, in recorded order. So
         /// concurrent requests may arrive in any order, and repeated identical requests get their recorded answers

@@ -86,6 +86,7 @@ public struct RedirectPolicy: Sendable, Hashable, HTTPRequestOption {
     }
 
     /// What a ``RedirectPolicy/decide(_:)`` closure decides for one redirect.
+    @frozen
     public enum Decision: Sendable {
         /// Send this request next: ``Hop/nextRequest``, or a copy changed as you need.
         case follow(HTTPRequest)

@@ -1,6 +1,7 @@
 import Foundation
 
 /// The state of a ``CircuitBreaker``'s circuit for one origin.
+@frozen
 public enum CircuitState: Sendable, Hashable, CustomStringConvertible {
     /// Requests go through, and their failures are counted.
     case closed

@@ -113,7 +113,7 @@ extension HTTPRequest {
 /// progress?.received(chunk.count)
 /// progress?.complete()  // or, when the transfer fails or is cancelled, progress?.stop()
 /// ```
-public final class ProgressReporter: Sendable {
+@_spi(Transport) public final class ProgressReporter: Sendable {
     private struct State {
         var progress: HTTPProgress
         /// When the last report was made, on the reporter's clock.

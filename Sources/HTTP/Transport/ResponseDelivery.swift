@@ -16,6 +16,7 @@ import Android
 /// ``HTTPLoader/download(_:to:resumeAttempts:)`` for ``file(_:resumingAt:)``. A transport of your own reads it
 /// to honour them; one that cannot leaves the body in memory, and ``HTTPLoader/stream(_:)`` then streams it from
 /// there.
+@frozen
 public enum ResponseDelivery: Sendable, Hashable, HTTPRequestOption {
     /// The whole body in memory, as ``HTTPResponse/body`` (the default).
     case buffered
@@ -43,7 +44,7 @@ extension ResponseDelivery {
     ///   - offset: The number of bytes of the file to keep; the body is written after them.
     /// - Returns: A handle positioned at the end of the file's first `offset` bytes.
     /// - Throws: The file system's error when the file cannot be created, opened or cut.
-    public static func openFile(_ url: URL, resumingAt offset: Int64) throws -> FileHandle {
+    @_spi(Transport) public static func openFile(_ url: URL, resumingAt offset: Int64) throws -> FileHandle {
         let descriptor = open(url.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o666)
         guard descriptor >= 0 else {
             let code = POSIXErrorCode(rawValue: errno) ?? .EIO

@@ -55,6 +55,7 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
     private typealias Waiter = CheckedContinuation<Void, Never>
 
     /// Where the loader stands, as ``situation`` reports it.
+    @frozen
     public enum Situation: Sendable, Hashable {
         /// No credential, and no flow running.
         case idle

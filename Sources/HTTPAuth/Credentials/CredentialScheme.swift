@@ -96,6 +96,7 @@ extension CredentialScheme {
 /// own (to a key endpoint, a token endpoint) down the chain.
 public struct CredentialContext: Sendable {
     /// Why the loader runs a flow.
+    @frozen
     public enum Trigger: Sendable {
         /// A request needs a credential and the loader has none.
         case missing

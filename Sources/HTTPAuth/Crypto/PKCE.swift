@@ -79,6 +79,7 @@ extension PKCE {
     /// The reason a string is not a valid PKCE `code_verifier` (RFC 7636 §4.1).
     ///
     /// The error's description names the broken rule but never repeats the verifier, which is a secret.
+    @frozen
     public enum InvalidVerifier: Error, Hashable, Sendable, CustomStringConvertible {
         /// The verifier has fewer than 43 characters.
         case tooShort(length: Int)

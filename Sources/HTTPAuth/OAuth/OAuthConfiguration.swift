@@ -108,6 +108,7 @@ public struct OAuthEndpointOverrides: Sendable, Hashable {
 /// ```
 public struct OAuthConfiguration: Sendable {
     /// Where the endpoints come from.
+    @frozen
     public enum Endpoints: Sendable, Hashable {
         /// Discovered before the first flow that needs them: the OpenID Connect discovery document
         /// (`<issuer>/.well-known/openid-configuration`), then, when that is missing or names no revocation
@@ -126,6 +127,7 @@ public struct OAuthConfiguration: Sendable {
     /// request that needed the token, and the request goes on once the user has logged in. A server process, a
     /// command-line tool or a background task, which has nobody to show a page to, chooses ``fail``: the request
     /// fails at once with a clear error, and the app decides when to log in again.
+    @frozen
     public enum InvalidGrantPolicy: Sendable, Hashable {
         /// Delete the credentials and run the login flow (the default, for apps with a user).
         case logIn

@@ -78,6 +78,7 @@ extension OAuthDelegate {
 }
 
 /// Where an ``OAuth`` loader's session stands, as ``OAuth/sessionStates()`` reports it.
+@frozen
 public enum OAuthSessionState: Sendable, Hashable, CustomStringConvertible {
     /// Credentials were obtained by a login or read from storage.
     case loggedIn

@@ -11,6 +11,7 @@
 /// ```
 public struct OAuthLogout: Sendable, Hashable, CustomStringConvertible {
     /// What became of the tokens at the authorization server.
+    @frozen
     public enum Revocation: Sendable, Hashable {
         /// Every token was revoked (RFC 7009): the refresh token, and the access token.
         case revoked

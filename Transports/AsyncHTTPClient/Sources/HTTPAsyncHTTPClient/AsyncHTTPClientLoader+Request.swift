@@ -1,6 +1,6 @@
 import AsyncHTTPClient
 import Foundation
-import HTTP
+@_spi(Transport) import HTTP
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
