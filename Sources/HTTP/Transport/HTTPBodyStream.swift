@@ -31,7 +31,12 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
         var end: HTTPError??
         var waiter = Waiters<Void>()
         var waiterID: UInt64?
+        /// Whether the transfer should be paused: decided under the lock, by deliver and by the consumer.
         var producerIsPaused = false
+        /// What the pause closure was last called with, and whether a thread is calling it: the calls are made one
+        /// at a time, until the transport has the state last decided (``applyPauseChanges()``).
+        var appliedPause = false
+        var isApplyingPause = false
         var cancelTransfer: (@Sendable () -> Void)?
         var pauseTransfer: (@Sendable (Bool) -> Void)?
         /// Bytes received beyond the limit while the transfer could not be paused, in arrival order after the
@@ -116,9 +121,9 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
     /// - Parameter chunk: The next bytes of the body.
     public func deliver(_ chunk: Data) {
         guard !chunk.isEmpty else { return }
-        let (waiter, pause, failure) = state.withLock {
-            state -> (CheckedContinuation<Void, Never>?, (@Sendable (Bool) -> Void)?, HTTPError?) in
-            guard state.end == nil else { return (nil, nil, nil) }
+        let (waiter, appliesPause, failure) = state.withLock {
+            state -> (CheckedContinuation<Void, Never>?, Bool, HTTPError?) in
+            guard state.end == nil else { return (nil, false, nil) }
             if state.spill?.hasUnreadBytes == true || (state.pauseTransfer == nil && state.bufferedBytes > bufferLimit)
             {
                 do {
@@ -126,7 +131,7 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
                     try state.spill?.append(chunk)
                 } catch {
                     return (
-                        nil, nil,
+                        nil, false,
                         HTTPError(
                             .unknown, request: request,
                             message:
@@ -140,11 +145,11 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
             }
             let waiter = state.waiterID.flatMap { state.waiter.answer($0, with: ()) }
             if waiter != nil { state.waiterID = nil }
-            guard state.bufferedBytes > bufferLimit, !state.producerIsPaused, let pause = state.pauseTransfer else {
-                return (waiter, nil, nil)
+            guard state.bufferedBytes > bufferLimit, !state.producerIsPaused, state.pauseTransfer != nil else {
+                return (waiter, false, nil)
             }
             state.producerIsPaused = true
-            return (waiter, pause, nil)
+            return (waiter, Self.claimPauseCalls(&state), nil)
         }
         if let failure {
             finish(throwing: failure)
@@ -152,7 +157,31 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
             return
         }
         waiter?.resume()
-        pause?(true)
+        if appliesPause { applyPauseChanges() }
+    }
+
+    /// Under the lock, after a change of `producerIsPaused`: whether this thread is to call the pause closure (no other
+    /// thread is calling it now).
+    private static func claimPauseCalls(_ state: inout State) -> Bool {
+        guard !state.isApplyingPause else { return false }
+        state.isApplyingPause = true
+        return true
+    }
+
+    /// Calls the pause closure, one call at a time, until the transport has the state last decided. A deliver that
+    /// pauses and a read that resumes decide in turn under the lock; called in the other order outside it, they
+    /// would leave the transfer paused with nothing buffered, and the stream would wait forever.
+    private func applyPauseChanges() {
+        while let (pause, paused) = state.withLock({ state -> ((@Sendable (Bool) -> Void), Bool)? in
+            guard let pause = state.pauseTransfer, state.appliedPause != state.producerIsPaused else {
+                state.isApplyingPause = false
+                return nil
+            }
+            state.appliedPause = state.producerIsPaused
+            return (pause, state.producerIsPaused)
+        }) {
+            pause(paused)
+        }
     }
 
     /// Ends the stream: complete (`error == nil`) or failed. Only the first end counts. For transports.
@@ -210,7 +239,7 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
         while true {
             let id = state.withLock { $0.waiter.nextID() }
             enum Taken {
-                case chunk(Data, resume: (@Sendable (Bool) -> Void)?)
+                case chunk(Data, appliesPause: Bool)
                 case end(HTTPError?)
                 case failed(HTTPError)
                 case wait
@@ -230,13 +259,13 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
                                 state.chunks.removeFirst(state.head)
                                 state.head = 0
                             }
-                            var resume: (@Sendable (Bool) -> Void)?
+                            var appliesPause = false
                             if state.producerIsPaused, state.bufferedBytes <= bufferLimit / 2 {
                                 state.producerIsPaused = false
-                                resume = state.pauseTransfer
+                                appliesPause = Self.claimPauseCalls(&state)
                             }
                             state.waiter.answerUnparked(id, with: ())
-                            return .chunk(chunk, resume: resume)
+                            return .chunk(chunk, appliesPause: appliesPause)
                         }
                         if let spill = state.spill, spill.hasUnreadBytes {
                             state.waiter.answerUnparked(id, with: ())
@@ -246,7 +275,7 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
                                     spill.remove()
                                     state.spill = nil
                                 }
-                                return .chunk(chunk, resume: nil)
+                                return .chunk(chunk, appliesPause: false)
                             } catch {
                                 return .failed(
                                     HTTPError(
@@ -271,8 +300,8 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
             }
             state.withLock { _ = $0.waiter.takeAnswer(id) }
             switch taken {
-            case .chunk(let chunk, let resume):
-                resume?(false)
+            case .chunk(let chunk, let appliesPause):
+                if appliesPause { applyPauseChanges() }
                 return chunk
             case .failed(let error):
                 finish(throwing: error)
