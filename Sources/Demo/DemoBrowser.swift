@@ -53,3 +53,34 @@ final class DemoBrowser: OAuthDelegate {
         print("   [browser] end-session page \(url.path): \(status.map { "\($0)" } ?? "unreachable")")
     }
 }
+
+/// Plays the user's phone in the device-grant section: the TV shows a code, and the "phone" enters it at the
+/// verification page and accepts — plain POSTs to django-oauth-toolkit's own pages (the local test provider signs
+/// every visitor in as its test user).
+final class DemoPhone: DeviceAuthorizationDelegate {
+    let terminal: HTTPLoader
+
+    init(terminal: HTTPLoader) { self.terminal = terminal }
+
+    func showUserCode(_ authorization: DeviceAuthorization, for grant: DeviceAuthorizationGrant) async {
+        print(
+            "   📺 the TV shows: go to \(authorization.verificationURI.absoluteString), enter \(authorization.userCode)")
+        let terminal = terminal
+        Task {
+            try? await Task.sleep(for: .milliseconds(1_500))  // the user picks up the phone; the TV polls meanwhile
+            let entry = HTTPRequest(
+                method: .post, url: authorization.verificationURI, body: FormBody(["user_code": authorization.userCode])
+            )
+            guard case .success(let entered) = await terminal.load(entry), entered.status.rawValue == 302,
+                let location = entered.headers["Location"],
+                let confirmation = URL(string: location, relativeTo: authorization.verificationURI)?.absoluteURL
+            else {
+                print("   ✗ the phone could not enter the code")
+                return
+            }
+            let decision = HTTPRequest(method: .post, url: confirmation, body: FormBody(["action": "accept"]))
+            let status = await terminal.load(decision).response?.status
+            print("   📱 the phone entered the code and accepted the TV: \(status.map { "\($0)" } ?? "no answer")")
+        }
+    }
+}

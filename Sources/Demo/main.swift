@@ -207,6 +207,28 @@ if let issuer = environment["OIDC_ISSUER_URL"].flatMap(URL.init(string:)), let p
     print("   ✗ OIDC_ISSUER_URL is not set; run the demo with scripts/demo.sh")
 }
 
+section("Signing in on a TV or in a terminal: the device grant (RFC 8628) at django-oauth-toolkit")
+if let provider = environment["OAUTH_PROVIDER_URL"].flatMap(URL.init(string:)), let providerOrigin = Origin(provider) {
+    let endpoint = { (path: String) in URL(string: path, relativeTo: provider)!.absoluteURL }
+    let phone = DemoPhone(terminal: DemoTransport.makeTerminal())
+    let grant = DeviceAuthorizationGrant(
+        deviceAuthorizationEndpoint: endpoint("o/device-authorization/"), tokenEndpoint: endpoint("o/token/"),
+        clientID: "tv-app", scopes: ["read"], revocationEndpoint: endpoint("o/revoke_token/"), delegate: phone)
+    let tv = CredentialLoader(scheme: grant, method: .oauth, origins: [providerOrigin])
+    // PrintLoader below the credential loader shows its polls too: 400 authorization_pending until the phone accepts.
+    let tvChain = tv --> PrintLoader { print("   \($0)") } --> DemoTransport.makeTerminal()
+    var me = HTTPRequest(url: provider.appending(path: "api/me"))
+    me.authenticationMethod = .oauth
+    show(await tvChain.load(me)) {
+        "\($0.status): the API sees user \(json($0)["user"] ?? "-") through client \(json($0)["client_id"] ?? "-")"
+    }
+    print("   reset = sign out: the refresh and access tokens are revoked at the server")
+    await tvChain.reset()
+    withExtendedLifetime(phone) {}
+} else {
+    print("   ✗ OAUTH_PROVIDER_URL is not set; run the demo with scripts/demo.sh")
+}
+
 section("Pinning a server's public key: checked where the transport can, never silently skipped where it cannot")
 if let trustedServer = environment["TLS_TRUSTED_URL"].flatMap(URL.init(string:)),
     let caFile = environment["TLS_CA_FILE"],
