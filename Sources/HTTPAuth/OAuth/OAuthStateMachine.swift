@@ -482,10 +482,6 @@ package struct OAuthStateMachine: Sendable {
         return (logout.id, action)
     }
 
-    private var isLoggingOut: Bool {
-        if case .loggingOut = phase { true } else { false }
-    }
-
     private mutating func advance(_ logout: inout Logout, with event: Event) -> Action {
         switch (logout.step, event) {
         case (.getSavedCredentials, .savedCredentialsRead(let saved)):
