@@ -62,4 +62,52 @@ import Testing
             if received != 64 * 40 { return }
         }
     }
+
+    /// A consumer thread can be descheduled between the two calls of one resume (the transport resumed, the
+    /// producer fills the buffer again before the consumer's loop makes its next call). A deliver that decides to
+    /// pause meanwhile returns only when the transport has been told, so a transport that reads on until told
+    /// never holds much more than the limit. Here the resume call itself stalls for 50 ms after the transport
+    /// resumed reading; the producer must still stop within one chunk of the limit.
+    @Test func aDeliverThatPausesReturnsOnlyOnceTheTransportIsPaused() async throws {
+        let limit = 4096
+        let chunk = 256
+        let total = limit * 12
+        let stream = HTTPBodyStream(request: HTTPRequest(host: "example.com"), bufferLimit: limit)
+        let transport = FaithfulTransport()
+        stream.connect(cancel: {}) { paused in
+            transport.setPaused(paused)
+            if !paused { usleep(50_000) }  // the consumer's thread, descheduled after the transport resumed
+        }
+        let largest = Locked(0)
+        let producer = Thread {
+            var sent = 0
+            while sent < total {
+                if transport.isPaused {
+                    usleep(100)
+                    continue
+                }
+                stream.deliver(Data(count: chunk))
+                sent += chunk
+                let buffered = stream.bufferedByteCount
+                largest.withLock { $0 = max($0, buffered) }
+            }
+            stream.finish()
+        }
+        producer.start()
+        let received = await withDeadline(seconds: 60, "calls \(transport.recordedCalls)") {
+            var count = 0
+            do {
+                for try await data in stream {
+                    count += data.count
+                    try? await Task.sleep(for: .milliseconds(1))
+                }
+            } catch {
+                return -1
+            }
+            return count
+        }
+        #expect(received == total)
+        #expect(transport.recordedCalls.count >= 4, "the transfer paused and resumed: \(transport.recordedCalls)")
+        #expect(largest.withLock { $0 } <= limit + chunk, "the producer ran on past the limit while unpaused")
+    }
 }

@@ -37,6 +37,9 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
         /// at a time, until the transport has the state last decided (``applyPauseChanges()``).
         var appliedPause = false
         var isApplyingPause = false
+        /// The thread calling the pause closure, while one is: a deliver from inside that call (a transport that
+        /// reads on at once when resumed) leaves the call to the loop already running on its thread.
+        var pauseCaller: ObjectIdentifier?
         var cancelTransfer: (@Sendable () -> Void)?
         var pauseTransfer: (@Sendable (Bool) -> Void)?
         /// Bytes received beyond the limit while the transfer could not be paused, in arrival order after the
@@ -48,6 +51,9 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
     public let bufferLimit: Int
     private let request: HTTPRequest
     private let state = Locked(State())
+    /// Signalled when a thread stops calling the pause closure: a deliver that decided to pause while another
+    /// thread was calling it waits for that thread, so the transport is paused when the deliver returns.
+    private let pauseCallsEnded = NSCondition()
 
     /// A stream that a transport feeds: for terminal loaders of your own (a transport over another HTTP client).
     ///
@@ -121,9 +127,10 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
     /// - Parameter chunk: The next bytes of the body.
     public func deliver(_ chunk: Data) {
         guard !chunk.isEmpty else { return }
-        let (waiter, appliesPause, failure) = state.withLock {
-            state -> (CheckedContinuation<Void, Never>?, Bool, HTTPError?) in
-            guard state.end == nil else { return (nil, false, nil) }
+        enum PauseCall { case none, apply, awaitCaller }
+        let (waiter, pauseCall, failure) = state.withLock {
+            state -> (CheckedContinuation<Void, Never>?, PauseCall, HTTPError?) in
+            guard state.end == nil else { return (nil, .none, nil) }
             if state.spill?.hasUnreadBytes == true || (state.pauseTransfer == nil && state.bufferedBytes > bufferLimit)
             {
                 do {
@@ -131,7 +138,7 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
                     try state.spill?.append(chunk)
                 } catch {
                     return (
-                        nil, false,
+                        nil, .none,
                         HTTPError(
                             .unknown, request: request,
                             message:
@@ -146,10 +153,10 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
             let waiter = state.waiterID.flatMap { state.waiter.answer($0, with: ()) }
             if waiter != nil { state.waiterID = nil }
             guard state.bufferedBytes > bufferLimit, !state.producerIsPaused, state.pauseTransfer != nil else {
-                return (waiter, false, nil)
+                return (waiter, .none, nil)
             }
             state.producerIsPaused = true
-            return (waiter, Self.claimPauseCalls(&state), nil)
+            return (waiter, Self.claimPauseCalls(&state) ? .apply : .awaitCaller, nil)
         }
         if let failure {
             finish(throwing: failure)
@@ -157,7 +164,11 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
             return
         }
         waiter?.resume()
-        if appliesPause { applyPauseChanges() }
+        switch pauseCall {
+        case .none: break
+        case .apply: applyPauseChanges()
+        case .awaitCaller: awaitPauseCalls()
+        }
     }
 
     /// Under the lock, after a change of `producerIsPaused`: whether this thread is to call the pause closure (no other
@@ -165,7 +176,22 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
     private static func claimPauseCalls(_ state: inout State) -> Bool {
         guard !state.isApplyingPause else { return false }
         state.isApplyingPause = true
+        state.pauseCaller = ObjectIdentifier(Thread.current)
         return true
+    }
+
+    /// A deliver decided to pause while another thread was calling the pause closure (a read resuming the
+    /// transfer): that thread's loop makes the call, and the deliver returns only once it has, so a transport that
+    /// reads on until told to pause is told before its next chunk. Without the wait, a consumer thread descheduled
+    /// between its two calls let the producer run on past the limit for as long as it slept. A deliver from inside
+    /// the call, on the caller's own thread, does not wait: the loop it is nested in makes the call when it returns.
+    private func awaitPauseCalls() {
+        let thread = ObjectIdentifier(Thread.current)
+        pauseCallsEnded.lock()
+        defer { pauseCallsEnded.unlock() }
+        while state.withLock({ $0.isApplyingPause && $0.pauseCaller != thread }) {
+            pauseCallsEnded.wait()
+        }
     }
 
     /// Calls the pause closure, one call at a time, until the transport has the state last decided. A deliver that
@@ -175,6 +201,7 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
         while let (pause, paused) = state.withLock({ state -> ((@Sendable (Bool) -> Void), Bool)? in
             guard let pause = state.pauseTransfer, state.appliedPause != state.producerIsPaused else {
                 state.isApplyingPause = false
+                state.pauseCaller = nil
                 return nil
             }
             state.appliedPause = state.producerIsPaused
@@ -182,6 +209,9 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
         }) {
             pause(paused)
         }
+        pauseCallsEnded.lock()
+        pauseCallsEnded.broadcast()
+        pauseCallsEnded.unlock()
     }
 
     /// Ends the stream: complete (`error == nil`) or failed. Only the first end counts. For transports.
