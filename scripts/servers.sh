@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Real local servers for the integration tests, the demo and the benchmarks: httpbin, an OpenID Connect
-# provider, nginx, four HTTPS servers with test certificates, a download server, an event-stream server and
-# a production-grade OAuth 2 / OpenID Connect authorization server (django-oauth-toolkit).
+# provider, nginx, five HTTPS servers with test certificates (one of them requiring a client certificate), a
+# download server, an event-stream server and a production-grade OAuth 2 / OpenID Connect authorization server
+# (django-oauth-toolkit).
 #
 #   scripts/servers.sh install             prepare the Python venv, and install nginx if it is missing
 #   scripts/servers.sh run [--] CMD ARGS   start the servers, run CMD with HTTPBIN_URL, OIDC_ISSUER_URL,
 #                                          NGINX_URL, TLS_SELF_SIGNED_URL, TLS_EXPIRED_URL,
-#                                          TLS_WRONG_NAME_URL, TLS_TRUSTED_URL, TLS_CA_FILE, DOWNLOADS_URL,
-#                                          EVENT_STREAM_URL and OAUTH_PROVIDER_URL set, stop them, exit
-#                                          with CMD's status
+#                                          TLS_WRONG_NAME_URL, TLS_TRUSTED_URL, TLS_CLIENT_AUTH_URL,
+#                                          TLS_CA_FILE, DOWNLOADS_URL, EVENT_STREAM_URL and
+#                                          OAUTH_PROVIDER_URL set, stop them, exit with CMD's status
 #   scripts/servers.sh start               start them, print the export lines, wait for Ctrl-C
 #
 # Works from any directory. Needs bash, python3 (3.10+; with pip, or with venv's ensurepip) and,
@@ -79,8 +80,9 @@
 #     client credentials), tv-app (public; device code). TEST ONLY: every request is the test user's, so
 #     logins and device codes are approved without a human by requests to DOT's own views (see
 #     scripts/oauth-provider/provider/middleware.py).
-#   four HTTPS servers (Python's http.server and ssl, from the venv's Python: scripts/tls-servers.py):
+#   five HTTPS servers (Python's http.server and ssl, from the venv's Python: scripts/tls-servers.py):
 #     python scripts/tls-servers.py serve --port PORT --cert NAME.pem --key NAME.key --name NAME
+#            [--client-ca ca.pem]
 #     GET /health 200 "ok" (text/plain), GET / 200 {"server": NAME} (application/json), else 404.
 #     Their certificates are made for each run (scripts/tls-servers.py certs; EC P-256 keys, nothing kept
 #     between runs, the CA's key never written) in a folder of their own, .build/servers-tls/run/
@@ -89,7 +91,14 @@
 #       tls-expired      TLS_EXPIRED_URL      issued by the test CA, expired a day ago
 #       tls-wrong-name   TLS_WRONG_NAME_URL   issued by the test CA, valid, for example.invalid only
 #       tls-trusted      TLS_TRUSTED_URL      issued by the test CA, valid: good for a client that trusts it
-#     TLS_CA_FILE is the test CA's certificate (PEM). A client that does not trust it, such as URLSession
+#       tls-client-auth  TLS_CLIENT_AUTH_URL  the trusted server's certificate, and mutual TLS: the handshake
+#                                             requires a client certificate the test CA issued (none, or a
+#                                             stranger's, is refused with a TLS alert); GET / answers
+#                                             {"server": "client-auth", "client": SUBJECT}, the subject of the
+#                                             certificate presented ("CN=HTTP package test client,O=...")
+#     TLS_CA_FILE is the test CA's certificate (PEM). Beside it: client-identity.pem, the client certificate
+#     the test CA issued and its key in one PEM file (what tls-client-auth accepts), and stranger-identity.pem,
+#     a self-signed one (what it refuses). A client that does not trust it, such as URLSession
 #     on Linux, which cannot be told to, fails the expired and wrong-name servers for the unknown issuer
 #     first (libcurl: "SSL certificate problem: unable to get local issuer certificate"); one that does
 #     fails them for the expiry resp. the name (`curl --cacert "$TLS_CA_FILE"`: "certificate has expired",
@@ -98,8 +107,8 @@
 # "Uvicorn running on http://127.0.0.1:PORT", nginx's "start worker processes", "Serving HTTPS on
 # 127.0.0.1:PORT") and GET /get, /.well-known/openid-configuration (/o/… for the authorization server),
 # resp. /health, answers 200: over TLS
-# without checking the certificate, except the trusted server's, which must pass a check against
-# TLS_CA_FILE (name included). A port taken between picking and binding is retried on a new port (3 tries).
+# without checking the certificate, except the trusted and the client-auth servers', which must pass a check
+# against TLS_CA_FILE (name included); the client-auth server's probe presents client-identity.pem. A port taken between picking and binding is retried on a new port (3 tries).
 #
 # Observed in oidc-provider-mock 0.3.4 (see also DESIGN.md): POST /oauth2/authorize?response_type=code
 # &client_id=..&redirect_uri=..&state=.. with form sub=alice answers 302 to redirect_uri?code=..&state=..;
@@ -135,19 +144,20 @@ STOP_TIMEOUT=10  # seconds a server gets after its stop signal, or CMD after SIG
 PORT_TRIES=3
 
 # The servers, by index: 0 = httpbin, 1 = the OpenID Connect provider, 2 = nginx, 3-6 = the HTTPS servers
-# (each named tls-<its certificate's file name>).
+# (each named tls-<its certificate's file name>), 10 = the HTTPS server that requires a client certificate.
 SERVER_NAME=(httpbin oidc-provider-mock nginx tls-self-signed tls-expired tls-wrong-name tls-trusted downloads
-  event-stream oauth-provider)
+  event-stream oauth-provider tls-client-auth)
 SERVER_PROBE=(/get /.well-known/openid-configuration /health /health /health /health /health /health /health
-  /o/.well-known/openid-configuration)
+  /o/.well-known/openid-configuration /health)
 # gunicorn's quick shutdown (its workers notice a TERM only after up to 1 s); nginx's fast shutdown; Python's
 # default for TERM, which ends the TLS servers at once
-SERVER_STOP_SIGNAL=(QUIT TERM TERM TERM TERM TERM TERM TERM TERM QUIT)
+SERVER_STOP_SIGNAL=(QUIT TERM TERM TERM TERM TERM TERM TERM TERM QUIT TERM)
 FIRST_TLS_SERVER=3
 TLS_TRUSTED_SERVER=6
 DOWNLOADS_SERVER=7
 EVENT_STREAM_SERVER=8
 OAUTH_PROVIDER_SERVER=9
+TLS_CLIENT_AUTH_SERVER=10
 SERVER_PID=()
 SERVER_PORT=()
 SERVER_LOG=()
@@ -166,11 +176,11 @@ usage() {
 usage: scripts/servers.sh install
        scripts/servers.sh run [--] CMD [ARGS...]
        scripts/servers.sh start
-Starts httpbin, oidc-provider-mock, nginx, four HTTPS servers with test certificates, a download server,
-an event-stream server and django-oauth-toolkit on 127.0.0.1
+Starts httpbin, oidc-provider-mock, nginx, five HTTPS servers with test certificates (one requiring a
+client certificate), a download server, an event-stream server and django-oauth-toolkit on 127.0.0.1
 (free ports) and hands their URLs over as HTTPBIN_URL, OIDC_ISSUER_URL, NGINX_URL, TLS_SELF_SIGNED_URL,
-TLS_EXPIRED_URL, TLS_WRONG_NAME_URL, TLS_TRUSTED_URL, DOWNLOADS_URL, EVENT_STREAM_URL and
-OAUTH_PROVIDER_URL, with the test CA's certificate as TLS_CA_FILE.
+TLS_EXPIRED_URL, TLS_WRONG_NAME_URL, TLS_TRUSTED_URL, TLS_CLIENT_AUTH_URL, DOWNLOADS_URL, EVENT_STREAM_URL
+and OAUTH_PROVIDER_URL, with the test CA's certificate as TLS_CA_FILE.
 Environment: OIDC_TOKEN_LIFETIME, SERVERS_PYTHON, SERVERS_NGINX, SERVERS_READY_TIMEOUT.
 Logs: .build/servers-logs/.
 EOF
@@ -408,6 +418,9 @@ server_argv() {
                     "$VENV/bin/gunicorn" --pythonpath "$SCRIPT_DIR/oauth-provider" --bind "127.0.0.1:$2"
                     --workers 1 --threads 8 --graceful-timeout 2 --access-logfile - --error-logfile -
                     provider.wsgi:application) ;;
+    10) SERVER_ARGV=("$VENV/bin/python" "$SCRIPT_DIR/tls-servers.py" serve --port "$2"
+                     --cert "$TLS_DIR/trusted.pem" --key "$TLS_DIR/trusted.key" --name client-auth
+                     --client-ca "$TLS_DIR/ca.pem") ;;
     *) local name=${SERVER_NAME[$1]#tls-}
        SERVER_ARGV=("$VENV/bin/python" "$SCRIPT_DIR/tls-servers.py" serve --port "$2"
                     --cert "$TLS_DIR/$name.pem" --key "$TLS_DIR/$name.key" --name "$name") ;;
@@ -427,14 +440,20 @@ bound_marker() {
 }
 
 server_url() {
-  if [ "$1" -ge "$FIRST_TLS_SERVER" ] && [ "$1" -le "$TLS_TRUSTED_SERVER" ]; then
+  if { [ "$1" -ge "$FIRST_TLS_SERVER" ] && [ "$1" -le "$TLS_TRUSTED_SERVER" ]; } ||
+    [ "$1" -eq "$TLS_CLIENT_AUTH_SERVER" ]; then
     printf 'https://127.0.0.1:%s' "${SERVER_PORT[$1]}"
   else printf 'http://127.0.0.1:%s' "${SERVER_PORT[$1]}"; fi
 }
 
 # The CA file the readiness probe checks server $1's certificate against; none (no check) for the others.
 probe_ca_file() {
-  if [ "$1" -eq "$TLS_TRUSTED_SERVER" ]; then printf '%s' "$TLS_DIR/ca.pem"; fi
+  if [ "$1" -eq "$TLS_TRUSTED_SERVER" ] || [ "$1" -eq "$TLS_CLIENT_AUTH_SERVER" ]; then printf '%s' "$TLS_DIR/ca.pem"; fi
+}
+
+# The client identity (certificate and key, PEM) the readiness probe presents to server $1; none for the others.
+probe_identity_file() {
+  if [ "$1" -eq "$TLS_CLIENT_AUTH_SERVER" ]; then printf '%s' "$TLS_DIR/client-identity.pem"; fi
 }
 
 # Starts server $1 on a fresh port, as the leader of a new process group (so stopping it stops its
@@ -500,11 +519,11 @@ server_failed() {
 # Polls until server $1 has bound its port and answers 200 on its probe URL. Exit status: 0 up,
 # 2 the port was taken, 3 the server exited, 4 out of time (after printing the last failed probe's error).
 # An https URL is probed without checking its certificate, unless a CA file is given: then the certificate
-# must be valid for the URL's host and issued by that CA.
+# must be valid for the URL's host and issued by that CA. With an identity file, the probe presents it.
 WAIT_PY='
 import os, ssl, sys, time, urllib.request
 
-url, pid, log, marker, timeout, ca_file = sys.argv[1:]
+url, pid, log, marker, timeout, ca_file, identity_file = sys.argv[1:]
 pid, deadline = int(pid), time.monotonic() + float(timeout)
 if ca_file:
     context = ssl.create_default_context(cafile=ca_file)
@@ -512,6 +531,8 @@ else:
     context = ssl.create_default_context()
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
+if identity_file:
+    context.load_cert_chain(identity_file)
 opener = urllib.request.build_opener(  # never via a proxy
     urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=context))
 last_error = None
@@ -580,7 +601,8 @@ start_servers() {
       remaining=$(( SERVER_STARTED_AT[i] + READY_TIMEOUT - SECONDS ))
       [ "$remaining" -gt 0 ] || remaining=1
       run_child helper "$VENV/bin/python" -c "$WAIT_PY" "$(server_url "$i")${SERVER_PROBE[$i]}" \
-        "${SERVER_PID[$i]}" "${SERVER_LOG[$i]}" "$(bound_marker "$i")" "$remaining" "$(probe_ca_file "$i")"
+        "${SERVER_PID[$i]}" "${SERVER_LOG[$i]}" "$(bound_marker "$i")" "$remaining" "$(probe_ca_file "$i")" \
+        "$(probe_identity_file "$i")"
       status=$CHILD_STATUS
       case $status in
         0) break ;;
@@ -596,7 +618,7 @@ start_servers() {
     done
   done
   export HTTPBIN_URL OIDC_ISSUER_URL NGINX_URL TLS_SELF_SIGNED_URL TLS_EXPIRED_URL TLS_WRONG_NAME_URL \
-    TLS_TRUSTED_URL TLS_CA_FILE DOWNLOADS_URL EVENT_STREAM_URL OAUTH_PROVIDER_URL
+    TLS_TRUSTED_URL TLS_CLIENT_AUTH_URL TLS_CA_FILE DOWNLOADS_URL EVENT_STREAM_URL OAUTH_PROVIDER_URL
   HTTPBIN_URL=$(server_url 0)
   OIDC_ISSUER_URL=$(server_url 1)
   NGINX_URL=$(server_url 2)
@@ -604,6 +626,7 @@ start_servers() {
   TLS_EXPIRED_URL=$(server_url 4)
   TLS_WRONG_NAME_URL=$(server_url 5)
   TLS_TRUSTED_URL=$(server_url 6)
+  TLS_CLIENT_AUTH_URL=$(server_url "$TLS_CLIENT_AUTH_SERVER")
   TLS_CA_FILE=$TLS_DIR/ca.pem
   DOWNLOADS_URL=$(server_url "$DOWNLOADS_SERVER")
   EVENT_STREAM_URL=$(server_url "$EVENT_STREAM_SERVER")
@@ -713,7 +736,8 @@ main() {
         "(logs: ${SERVER_LOG[0]#"$ROOT"/}, ${SERVER_LOG[1]#"$ROOT"/}, ${SERVER_LOG[2]#"$ROOT"/};" \
         "nginx's folder: ${NGINX_DIR#"$ROOT"/})"
       note "HTTPS with test certificates: self-signed at $TLS_SELF_SIGNED_URL, expired at $TLS_EXPIRED_URL," \
-        "wrong name at $TLS_WRONG_NAME_URL, trusted by ${TLS_CA_FILE#"$ROOT"/} at $TLS_TRUSTED_URL" \
+        "wrong name at $TLS_WRONG_NAME_URL, trusted by ${TLS_CA_FILE#"$ROOT"/} at $TLS_TRUSTED_URL," \
+        "requiring a client certificate at $TLS_CLIENT_AUTH_URL" \
         "(logs: ${LOG_DIR#"$ROOT"/}/tls-*.log)"
       note "django-oauth-toolkit at $OAUTH_PROVIDER_URL (issuer $OAUTH_PROVIDER_URL/o; log:" \
         "${SERVER_LOG[$OAUTH_PROVIDER_SERVER]#"$ROOT"/}; database and key: ${OAUTH_PROVIDER_DIR#"$ROOT"/})"
@@ -722,7 +746,8 @@ main() {
           "$HTTPBIN_URL" "$OIDC_ISSUER_URL" "$NGINX_URL"
         printf 'export TLS_SELF_SIGNED_URL=%s\nexport TLS_EXPIRED_URL=%s\nexport TLS_WRONG_NAME_URL=%s\n' \
           "$TLS_SELF_SIGNED_URL" "$TLS_EXPIRED_URL" "$TLS_WRONG_NAME_URL"
-        printf 'export TLS_TRUSTED_URL=%s\nexport TLS_CA_FILE=%q\n' "$TLS_TRUSTED_URL" "$TLS_CA_FILE"
+        printf 'export TLS_TRUSTED_URL=%s\nexport TLS_CLIENT_AUTH_URL=%s\nexport TLS_CA_FILE=%q\n' \
+          "$TLS_TRUSTED_URL" "$TLS_CLIENT_AUTH_URL" "$TLS_CA_FILE"
         printf 'export DOWNLOADS_URL=%s\nexport EVENT_STREAM_URL=%s\n' "$DOWNLOADS_URL" "$EVENT_STREAM_URL"
         printf 'export OAUTH_PROVIDER_URL=%s\n' "$OAUTH_PROVIDER_URL"
         note "press Ctrl-C to stop"

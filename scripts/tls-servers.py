@@ -11,14 +11,23 @@ Run by scripts/servers.sh with the servers venv's Python (it needs the venv's `c
         expired.pem/.key               from the test CA, expired a day ago (valid from 30 to 1 days ago)
         wrong-name.pem/.key            from the test CA, valid, but for example.invalid only
         trusted.pem/.key               from the test CA, valid, for 127.0.0.1 and localhost
-      Each *.pem holds the server's certificate only (not the CA's), as a server would send it.
+      Each *.pem holds the server's certificate only (not the CA's), as a server would send it. And two
+      client identities for mutual TLS, each a PEM file with the certificate followed by its key (the form
+      a client loads in one piece, such as ClientIdentity(pemEncoded:) or Python's load_cert_chain):
+        client-identity.pem            from the test CA, valid, for client authentication only, subject
+                                       "CN=HTTP package test client,O=HTTP package tests (throwaway)"
+        stranger-identity.pem          self-signed, valid, for client authentication: a client no one knows
 
-  tls-servers.py serve --port PORT --cert PEM --key KEY --name NAME
+  tls-servers.py serve --port PORT --cert PEM --key KEY --name NAME [--client-ca CA]
       Serves HTTPS on 127.0.0.1:PORT with that certificate: GET /health answers 200 "ok"; GET / answers
-      200 with {"server": NAME} (application/json); anything else 404. Logs "Serving HTTPS on
-      127.0.0.1:PORT" once the port is bound, then one line per request or failed handshake. Each
-      connection's handshake runs on that connection's own thread, so a client that never finishes one
-      holds up no one else.
+      200 with {"server": NAME} (application/json); anything else 404. With --client-ca, the handshake
+      requires a client certificate issued by CA (Python's ssl.CERT_REQUIRED: a client without one, or with
+      another issuer's, is refused with a TLS alert and never gets an HTTP answer), and GET / answers
+      {"server": NAME, "client": SUBJECT}, SUBJECT being the presented certificate's subject as RFC 4514
+      writes it (most specific first: "CN=...,O=..."). Logs "Serving HTTPS on 127.0.0.1:PORT" once the
+      port is bound, then one line per request (with the client's subject, when it presented one) or failed
+      handshake. Each connection's handshake runs on that connection's own thread, so a client that never
+      finishes one holds up no one else.
 """
 
 import argparse
@@ -46,7 +55,7 @@ def name(common_name):
     ])
 
 
-def certificate(subject, key, issuer, issuer_key, not_before, not_after, names=None, is_ca=False):
+def certificate(subject, key, issuer, issuer_key, not_before, not_after, names=None, is_ca=False, usage=None):
     builder = (
         x509.CertificateBuilder()
         .subject_name(subject)
@@ -68,9 +77,10 @@ def certificate(subject, key, issuer, issuer_key, not_before, not_after, names=N
             critical=True,
         )
     else:
+        if names:
+            builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
         builder = (
-            builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            builder.add_extension(x509.ExtendedKeyUsage([usage or ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
             .add_extension(
                 x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer_key.public_key()), critical=False
             )
@@ -115,6 +125,28 @@ def make_certificates(directory):
         )
         write(os.path.join(directory, file_name + ".key"), key_bytes, private=True)
 
+    # Client identities for mutual TLS: certificate and key in one file.
+    clients = {
+        # file name: (common name, issued by the CA)
+        "client-identity": ("HTTP package test client", True),
+        "stranger-identity": ("HTTP package stranger client", False),
+    }
+    for file_name, (common_name, from_ca) in clients.items():
+        key = ec.generate_private_key(ec.SECP256R1())
+        subject = name(common_name)
+        issuer, issuer_key = (ca_name, ca_key) if from_ca else (subject, key)
+        cert = certificate(
+            subject, key, issuer, issuer_key, now - day, now + 30 * day, usage=ExtendedKeyUsageOID.CLIENT_AUTH
+        )
+        key_bytes = key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+        write(
+            os.path.join(directory, file_name + ".pem"),
+            cert.public_bytes(serialization.Encoding.PEM) + key_bytes,
+            private=True,
+        )
+
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -131,23 +163,34 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.path == "/health":
             self.answer(200, "text/plain", b"ok")
         elif self.path == "/":
-            self.answer(200, "application/json", json.dumps({"server": self.server.name}).encode())
+            answer = {"server": self.server.name}
+            if self.server.requires_client_certificate:
+                answer["client"] = self.client_subject()
+            self.answer(200, "application/json", json.dumps(answer).encode())
         else:
             self.answer(404, "text/plain", b"not found")
 
     do_HEAD = do_GET
 
+    def client_subject(self):
+        # The presented certificate's subject, RFC 4514 style: most specific first, "CN=...,O=...".
+        der = self.connection.getpeercert(binary_form=True)
+        return x509.load_der_x509_certificate(der).subject.rfc4514_string() if der else None
+
     def log_message(self, format, *args):
-        sys.stderr.write("%s %s\n" % (self.address_string(), format % args))
+        client = self.client_subject() if self.server.requires_client_certificate else None
+        suffix = " (client %s)" % client if client else ""
+        sys.stderr.write("%s %s%s\n" % (self.address_string(), format % args, suffix))
 
 
 class TLSServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = False  # a port another process holds must fail the bind, so servers.sh retries
 
-    def __init__(self, port, context, name):
+    def __init__(self, port, context, name, requires_client_certificate=False):
         self.context = context
         self.name = name
+        self.requires_client_certificate = requires_client_certificate
         super().__init__(("127.0.0.1", port), Handler)
 
     def server_bind(self):
@@ -172,10 +215,13 @@ class TLSServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
                 pass
 
 
-def serve(port, cert, key, name):
+def serve(port, cert, key, name, client_ca=None):
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
-    server = TLSServer(port, context, name)
+    if client_ca:
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(cafile=client_ca)
+    server = TLSServer(port, context, name, requires_client_certificate=client_ca is not None)
     print("Serving HTTPS on 127.0.0.1:%d (%s)" % (port, name), flush=True)
     server.serve_forever()
 
@@ -190,11 +236,12 @@ def main():
     server.add_argument("--cert", required=True)
     server.add_argument("--key", required=True)
     server.add_argument("--name", required=True)
+    server.add_argument("--client-ca", help="require a client certificate issued by this CA (PEM)")
     arguments = parser.parse_args()
     if arguments.command == "certs":
         make_certificates(arguments.directory)
     else:
-        serve(arguments.port, arguments.cert, arguments.key, arguments.name)
+        serve(arguments.port, arguments.cert, arguments.key, arguments.name, arguments.client_ca)
 
 
 if __name__ == "__main__":
