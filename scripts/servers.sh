@@ -6,7 +6,7 @@
 #
 #   scripts/servers.sh install             prepare the Python venv, and install nginx if it is missing
 #   scripts/servers.sh run [--] CMD ARGS   start the servers, run CMD with HTTPBIN_URL, OIDC_ISSUER_URL,
-#                                          NGINX_URL, TLS_SELF_SIGNED_URL, TLS_EXPIRED_URL,
+#                                          NGINX_URL, NGINX_H2_URL, TLS_SELF_SIGNED_URL, TLS_EXPIRED_URL,
 #                                          TLS_WRONG_NAME_URL, TLS_TRUSTED_URL, TLS_CLIENT_AUTH_URL,
 #                                          TLS_CA_FILE, DOWNLOADS_URL, EVENT_STREAM_URL and
 #                                          OAUTH_PROVIDER_URL set, stop them, exit with CMD's status
@@ -50,6 +50,12 @@
 #                       budget, as all come from 127.0.0.1; both answers carry "Retry-After: 1"
 #     GET /download/32M.bin   32 MiB (byte i is i % 251), made for each run, with nginx's ETag,
 #                       Last-Modified and Range support: for downloads, progress and resuming
+#   and, on a second port, as NGINX_H2_URL: HTTPS with HTTP/2 (listen ... ssl http2; ALPN h2), with the
+#   tls-trusted server's certificate (below: issued by the test CA for 127.0.0.1). Every response carries
+#   X-Connection (nginx's serial number of the connection it came over), X-Connection-Requests and X-Protocol
+#   ("HTTP/2.0"); its access log is h2-access.log in nginx's folder, with connection=N on each line.
+#     GET /health, /person.json, /download/32M.bin   as above
+#     GET /slow/32M.bin     the same 32 MiB, sent at 4 MiB/s after its first MiB
 #   a download server (scripts/download-server.py, from the venv's Python) as DOWNLOADS_URL:
 #     python scripts/download-server.py --port PORT
 #     GET /file/SIZE[?drop=KEY&version=V&slow=MS]  SIZE bytes of the same pattern, with a strong ETag, ranges
@@ -137,6 +143,7 @@ OAUTH_PROVIDER_DIRS=$BUILD_DIR/servers-oauth-provider  # each run's database and
 OAUTH_PROVIDER_DIR=""
 TLS_DIRS=$BUILD_DIR/servers-tls  # each run's certificate folder is made in here
 TLS_DIR=""
+NGINX_H2_PORT=""  # nginx's HTTPS port with HTTP/2
 NGINX=""  # the nginx binary, once found
 PYTHON=${SERVERS_PYTHON:-python3}
 READY_TIMEOUT=${SERVERS_READY_TIMEOUT:-30}
@@ -178,9 +185,10 @@ usage: scripts/servers.sh install
        scripts/servers.sh start
 Starts httpbin, oidc-provider-mock, nginx, five HTTPS servers with test certificates (one requiring a
 client certificate), a download server, an event-stream server and django-oauth-toolkit on 127.0.0.1
-(free ports) and hands their URLs over as HTTPBIN_URL, OIDC_ISSUER_URL, NGINX_URL, TLS_SELF_SIGNED_URL,
-TLS_EXPIRED_URL, TLS_WRONG_NAME_URL, TLS_TRUSTED_URL, TLS_CLIENT_AUTH_URL, DOWNLOADS_URL, EVENT_STREAM_URL
-and OAUTH_PROVIDER_URL, with the test CA's certificate as TLS_CA_FILE.
+(free ports) and hands their URLs over as HTTPBIN_URL, OIDC_ISSUER_URL, NGINX_URL, NGINX_H2_URL (nginx over
+HTTPS with HTTP/2), TLS_SELF_SIGNED_URL, TLS_EXPIRED_URL, TLS_WRONG_NAME_URL, TLS_TRUSTED_URL,
+TLS_CLIENT_AUTH_URL, DOWNLOADS_URL, EVENT_STREAM_URL and OAUTH_PROVIDER_URL, with the test CA's certificate
+as TLS_CA_FILE.
 Environment: OIDC_TOKEN_LIFETIME, SERVERS_PYTHON, SERVERS_NGINX, SERVERS_READY_TIMEOUT.
 Logs: .build/servers-logs/.
 EOF
@@ -310,8 +318,8 @@ prepare_oauth_provider_dir() {
   mkdir -p "$OAUTH_PROVIDER_DIR"
 }
 
-# Writes nginx.conf for port $1. Its paths are relative to the prefix (-p), this run's folder, so the
-# folder's own path needs no quoting in it.
+# Writes nginx.conf for port $1, and $2 for HTTPS with HTTP/2. Its paths are relative to the prefix (-p), this
+# run's folder, so the folder's own path needs no quoting in it; the certificate's are quoted.
 write_nginx_conf() {
   local user=""
   # As root, nginx would run its worker as nobody, who may not be able to read this checkout.
@@ -335,6 +343,8 @@ http {
     }
     default_type application/octet-stream;
     access_log access.log combined buffer=32k flush=1s;
+    log_format h2 '\$remote_addr [\$time_local] "\$request" \$status \$body_bytes_sent connection=\$connection '
+                  'request=\$connection_requests';
     sendfile on;
     keepalive_timeout 65;
     keepalive_requests 100000;
@@ -383,6 +393,44 @@ http {
 
         # Static downloads, with ETag, Last-Modified and Range support (nginx's own).
         location /download/ {
+        }
+
+        location / {
+            return 404;
+        }
+    }
+
+    # HTTPS with HTTP/2 (ALPN h2, HTTP/1.1 for clients that do not offer it), with the trusted server's
+    # certificate (the test CA's, for 127.0.0.1). Each response names its connection: X-Connection is nginx's
+    # serial number for it, X-Connection-Requests the number of requests it has carried, X-Protocol the
+    # protocol ("HTTP/2.0"), so a client can see which loads shared one.
+    server {
+        listen 127.0.0.1:$2 ssl http2;
+        ssl_certificate "$TLS_DIR/trusted.pem";
+        ssl_certificate_key "$TLS_DIR/trusted.key";
+        root html;
+        access_log h2-access.log h2 buffer=32k flush=1s;
+        add_header X-Connection \$connection always;
+        add_header X-Connection-Requests \$connection_requests always;
+        add_header X-Protocol \$server_protocol always;
+
+        location = /health {
+            default_type text/plain;
+            return 200 'ok';
+        }
+
+        location = /person.json {
+        }
+
+        # The 32 MiB download, and the same sent at 4 MiB/s after its first MiB (a transfer that is still
+        # under way when a test cancels it).
+        location /download/ {
+        }
+
+        location = /slow/32M.bin {
+            limit_rate_after 1m;
+            limit_rate 4m;
+            try_files /download/32M.bin =500;
         }
 
         location / {
@@ -462,7 +510,10 @@ launch_server() {
   local i=$1 port
   port=$(free_port)
   server_argv "$i" "$port"
-  [ "$i" -ne 2 ] || write_nginx_conf "$port"
+  if [ "$i" -eq 2 ]; then
+    NGINX_H2_PORT=$(free_port)
+    write_nginx_conf "$port" "$NGINX_H2_PORT"
+  fi
   : >"${SERVER_LOG[$i]}"
   (
     cd "$VENV"
@@ -617,11 +668,12 @@ start_servers() {
       esac
     done
   done
-  export HTTPBIN_URL OIDC_ISSUER_URL NGINX_URL TLS_SELF_SIGNED_URL TLS_EXPIRED_URL TLS_WRONG_NAME_URL \
+  export HTTPBIN_URL OIDC_ISSUER_URL NGINX_URL NGINX_H2_URL TLS_SELF_SIGNED_URL TLS_EXPIRED_URL TLS_WRONG_NAME_URL \
     TLS_TRUSTED_URL TLS_CLIENT_AUTH_URL TLS_CA_FILE DOWNLOADS_URL EVENT_STREAM_URL OAUTH_PROVIDER_URL
   HTTPBIN_URL=$(server_url 0)
   OIDC_ISSUER_URL=$(server_url 1)
   NGINX_URL=$(server_url 2)
+  NGINX_H2_URL=https://127.0.0.1:$NGINX_H2_PORT
   TLS_SELF_SIGNED_URL=$(server_url 3)
   TLS_EXPIRED_URL=$(server_url 4)
   TLS_WRONG_NAME_URL=$(server_url 5)
@@ -732,7 +784,7 @@ main() {
       trap 'on_signal TERM 143' TERM
       trap 'on_signal HUP 129' HUP
       start_servers
-      note "httpbin at $HTTPBIN_URL, oidc-provider-mock at $OIDC_ISSUER_URL, nginx at $NGINX_URL" \
+      note "httpbin at $HTTPBIN_URL, oidc-provider-mock at $OIDC_ISSUER_URL, nginx at $NGINX_URL and $NGINX_H2_URL (HTTP/2)" \
         "(logs: ${SERVER_LOG[0]#"$ROOT"/}, ${SERVER_LOG[1]#"$ROOT"/}, ${SERVER_LOG[2]#"$ROOT"/};" \
         "nginx's folder: ${NGINX_DIR#"$ROOT"/})"
       note "HTTPS with test certificates: self-signed at $TLS_SELF_SIGNED_URL, expired at $TLS_EXPIRED_URL," \
@@ -742,8 +794,8 @@ main() {
       note "django-oauth-toolkit at $OAUTH_PROVIDER_URL (issuer $OAUTH_PROVIDER_URL/o; log:" \
         "${SERVER_LOG[$OAUTH_PROVIDER_SERVER]#"$ROOT"/}; database and key: ${OAUTH_PROVIDER_DIR#"$ROOT"/})"
       if [ "$command" = start ]; then
-        printf 'export HTTPBIN_URL=%s\nexport OIDC_ISSUER_URL=%s\nexport NGINX_URL=%s\n' \
-          "$HTTPBIN_URL" "$OIDC_ISSUER_URL" "$NGINX_URL"
+        printf 'export HTTPBIN_URL=%s\nexport OIDC_ISSUER_URL=%s\nexport NGINX_URL=%s\nexport NGINX_H2_URL=%s\n' \
+          "$HTTPBIN_URL" "$OIDC_ISSUER_URL" "$NGINX_URL" "$NGINX_H2_URL"
         printf 'export TLS_SELF_SIGNED_URL=%s\nexport TLS_EXPIRED_URL=%s\nexport TLS_WRONG_NAME_URL=%s\n' \
           "$TLS_SELF_SIGNED_URL" "$TLS_EXPIRED_URL" "$TLS_WRONG_NAME_URL"
         printf 'export TLS_TRUSTED_URL=%s\nexport TLS_CLIENT_AUTH_URL=%s\nexport TLS_CA_FILE=%q\n' \
