@@ -4,7 +4,9 @@ import PackageDescription
 // Benchmarks for the HTTP package. A package of their own, so that the product stays free of dependencies:
 // ordo-one/benchmark drives the detailed runs (time and allocations per request), swift-openapi-runtime and
 // swift-openapi-urlsession are what the chain is compared with, AsyncHTTPClient is the other transport (the
-// chain over Transports/AsyncHTTPClient against raw AsyncHTTPClient), and BudgetReport measures the figures
+// chain over Transports/AsyncHTTPClient against raw AsyncHTTPClient), Integrations/OpenAPI and
+// Integrations/Observability are measured against swift-openapi-urlsession, swift-openapi-async-http-client and the
+// chain without them, and BudgetReport measures the figures
 // DESIGN.md budgets and prints them with PASS or FAIL. Run everything with scripts/bench.sh.
 let upcomingFeatures: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
@@ -17,12 +19,18 @@ let package = Package(
     dependencies: [
         .package(name: "HTTP", path: ".."),
         .package(name: "HTTPAsyncHTTPClient", path: "../Transports/AsyncHTTPClient"),
+        .package(name: "HTTPOpenAPI", path: "../Integrations/OpenAPI"),
+        .package(name: "HTTPObservability", path: "../Integrations/Observability"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     ],
     targets: [
         .target(name: "CMallocStats"),
@@ -32,6 +40,15 @@ let package = Package(
                 "CMallocStats",
                 .product(name: "HTTP", package: "HTTP"),
                 .product(name: "HTTPAuth", package: "HTTP"),
+                .product(name: "HTTPConnection", package: "HTTP"),
+                .product(name: "HTTPOpenAPI", package: "HTTPOpenAPI"),
+                .product(name: "HTTPLogging", package: "HTTPObservability"),
+                .product(name: "HTTPMetricsIntegration", package: "HTTPObservability"),
+                .product(name: "HTTPTracing", package: "HTTPObservability"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

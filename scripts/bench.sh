@@ -15,26 +15,29 @@
 #      over it, swift-openapi-urlsession) and Parking (1k/10k/100k requests parked in a Throttle);
 #   5. runs BudgetReport, which measures each budgeted figure directly (interleaved rounds, medians) and
 #      prints it with its budget and PASS or FAIL, and what the chain costs with cold caches (no budget);
-#      the table is also saved to Benchmarks/.build/budget-report.txt.
+#      the table is also saved to Benchmarks/.build/budget-report.txt (in BENCH_SCRATCH_PATH when set).
 #
 # Options:
 #   --quick         fewer rounds and iterations everywhere: checks that everything runs, measures nothing
 #   --strict        exit with status 1 when a budget fails (by default the table is the result, status 0)
 #   --budgets-only  skip step 4
 #   --precise       about three times the loopback rounds (31 per run, 93 in all): ratios about 1.7 times as precise
-#   --only LIST     only these BudgetReport sections (inprocess,cold,loopback,asynchttpclient,scale,resilience,cache,transfers)
+#   --only LIST     only these BudgetReport sections (inprocess,cold,loopback,asynchttpclient,openapi,observability,
+#                   scale,resilience,cache,transfers,connection-stream,jsonlines,sse)
 #   --breakdown     also take the chain's loopback cost apart (what a URLRequest made per call costs
 #                   URLSession, the conversion from HTTPRequest, the completion-handler path, each chain
 #                   link alone): 5 more minutes
 #   -- ARGS         passed to `swift package benchmark` (e.g. `-- --target InProcess --format markdown`)
 #
 # Takes about 4 minutes on 2 cores after the first build (which takes 3–4 more). Environment: BENCH_NGINX
-# (an nginx binary to use instead of the one on PATH or at /usr/sbin/nginx).
+# (an nginx binary to use instead of the one on PATH or at /usr/sbin/nginx); BENCH_SCRATCH_PATH (the build folder,
+# Benchmarks/.build by default: one of your own when others build the package at the same time).
 set -euo pipefail
 
 SCRIPT_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
 ROOT=$(dirname -- "$SCRIPT_DIR")
 BENCH_DIR=$ROOT/Benchmarks
+SCRATCH=${BENCH_SCRATCH_PATH:-$BENCH_DIR/.build}
 QUICK=""
 STRICT=""
 BUDGETS_ONLY=""
@@ -248,15 +251,17 @@ start_nginx
 
 step "build (release)"
 if [ -n "$BUDGETS_ONLY" ]; then
-  swift build --package-path "$BENCH_DIR" -c release --product BudgetReport >&2 || die "BudgetReport did not build"
+  swift build --package-path "$BENCH_DIR" --scratch-path "$SCRATCH" -c release --product BudgetReport >&2 ||
+    die "BudgetReport did not build"
 else
-  swift build --package-path "$BENCH_DIR" -c release >&2 || die "the Benchmarks package did not build"
+  swift build --package-path "$BENCH_DIR" --scratch-path "$SCRATCH" -c release >&2 ||
+    die "the Benchmarks package did not build"
 fi
 
 if [ -z "$BUDGETS_ONLY" ]; then
   step "ordo-one/benchmark: InProcess, Loopback, Parking"
   # (BENCH_QUICK: the suites cut their durations and iteration counts; see Benchmarks/README.md)
-  BENCH_QUICK=$QUICK swift package --package-path "$BENCH_DIR" benchmark --no-progress \
+  BENCH_QUICK=$QUICK swift package --package-path "$BENCH_DIR" --scratch-path "$SCRATCH" benchmark --no-progress \
     ${PLUGIN_ARGS[@]+"${PLUGIN_ARGS[@]}"} || die "swift package benchmark failed"
 fi
 
@@ -267,8 +272,8 @@ report_args=()
 [ -z "$PRECISE" ] || report_args+=(--loopback-rounds 31)  # per run: 3 runs of 31 rounds
 [ -z "$BREAKDOWN" ] || report_args+=(--breakdown)
 [ -z "$ONLY" ] || report_args+=(--only "$ONLY")
-REPORT=$BENCH_DIR/.build/budget-report.txt
+REPORT=$SCRATCH/budget-report.txt
 status=0
-"$BENCH_DIR/.build/release/BudgetReport" ${report_args[@]+"${report_args[@]}"} | tee "$REPORT" || status=$?
+"$SCRATCH/release/BudgetReport" ${report_args[@]+"${report_args[@]}"} | tee "$REPORT" || status=$?
 note "table saved to ${REPORT#"$ROOT"/}; the run took $SECONDS s"
 exit "$status"

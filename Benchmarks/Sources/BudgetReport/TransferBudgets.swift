@@ -38,6 +38,9 @@ enum TransferKind: String, CaseIterable, Sendable {
     case ahcChainDownload = "ahc-chain-download"
     case ahcRawDownload = "ahc-raw-download"
     case ahcChainUpload = "ahc-chain-upload"
+    /// Issue 24's stream through `Connection` (``measureConnectionStream(baseURL:rounds:seed:)``); FILE is unused.
+    case connectionStream = "connection-stream"
+    case ahcConnectionStream = "ahc-connection-stream"
 }
 
 /// The path of the file scripts/bench.sh's nginx serves for the download budgets.
@@ -226,6 +229,15 @@ nonisolated func runTransfer(kind: TransferKind, url: URL, file: URL) async thro
         }
         let seconds = (clock.now - start).nanoseconds / 1e9
         measured = (fileSize(file), seconds, base.flatMap { base in peakResidentSize().map { $0 - base } })
+    case .connectionStream, .ahcConnectionStream:
+        var base: Int64?
+        var start = clock.now
+        let bytes = try await streamThroughConnection(url, asyncHTTPClient: kind == .ahcConnectionStream) {
+            base = resetPeakResidentSize()
+            start = clock.now
+        }
+        let seconds = (clock.now - start).nanoseconds / 1e9
+        measured = (bytes, seconds, base.flatMap { base in peakResidentSize().map { $0 - base } })
     case .ahcChainDownload, .ahcRawDownload, .ahcChainUpload:
         let transfers = AsyncHTTPClientTransfers(baseURL: url.deletingLastPathComponent())
         // Only the client measured warms up, so that every kind meets the same event loops: the shared group

@@ -6,7 +6,8 @@ import Foundation
 // section is skipped.
 //
 //   BudgetReport [--quick] [--strict]
-//                [--only inprocess,cold,loopback,asynchttpclient,scale,resilience,cache,transfers,breakdown]
+//                [--only inprocess,cold,loopback,asynchttpclient,openapi,observability,scale,resilience,cache,
+//                        transfers,connection-stream,jsonlines,sse,breakdown]
 //                [--breakdown]
 //                [--loopback-runs N] [--loopback-rounds N] [--loopback-slices N] [--seed N]
 //   BudgetReport --spin default|terminal|cache-hit|loaders-N|middlewares-N SECONDS
@@ -48,7 +49,8 @@ struct Options {
     var quick = false
     var strict = false
     var sections: Set<String> = [
-        "inprocess", "cold", "loopback", "asynchttpclient", "scale", "resilience", "cache", "transfers",
+        "inprocess", "cold", "loopback", "asynchttpclient", "openapi", "observability", "scale", "resilience",
+        "cache", "transfers", "connection-stream", "jsonlines", "sse",
     ]
     var spin: (subject: InProcessSubject, seconds: Double)?
     var loopbackRounds: Int?
@@ -145,6 +147,11 @@ struct Options {
         "ahc-raw-delegate": { RawAsyncHTTPClientClient(baseURL: $0, api: .delegate) },
         "ahc-loader": { AsyncHTTPClientChainClient(baseURL: $0, chain: false) },
         "ahc-chain": { AsyncHTTPClientChainClient(baseURL: $0) },
+        "openapi-generated-urlsession": { GeneratedOverURLSessionTransportClient(baseURL: $0) },
+        "openapi-generated-loader": { GeneratedOverLoaderTransportClient(baseURL: $0) },
+        "openapi-generated-loader-buffered": { GeneratedOverLoaderTransportClient(baseURL: $0, buffered: true) },
+        "openapi-generated-ahc": { GeneratedOverAsyncHTTPClientTransportClient(baseURL: $0) },
+        "openapi-generated-ahc-loader": { GeneratedOverLoaderTransportAHCClient(baseURL: $0) },
     ]
 
     static func loopbackClient(named name: String) -> (@Sendable (URL) -> any LoopbackClient)? {
@@ -179,8 +186,8 @@ struct Options {
             Data(
                 """
                 usage: BudgetReport [--quick] [--strict]
-                                    [--only inprocess,cold,loopback,asynchttpclient,scale,resilience,cache,
-                                            transfers,breakdown]
+                                    [--only inprocess,cold,loopback,asynchttpclient,openapi,observability,scale,
+                                            resilience,cache,transfers,connection-stream,jsonlines,sse,breakdown]
                                     [--breakdown]
                                     [--loopback-runs N] [--loopback-rounds N] [--loopback-slices N] [--seed N]
                        BudgetReport --spin default|terminal|cache-hit|loaders-N|middlewares-N|observe|observe-measuring|
@@ -189,7 +196,8 @@ struct Options {
                        BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-runs N] [--loopback-rounds N]
                                     [--loopback-slices N] [--seed N]
                        BudgetReport --transfer chain-download|raw-download|curl-download|chain-upload|ahc-chain-download|
-                                           ahc-raw-download|ahc-chain-upload URL FILE
+                                           ahc-raw-download|ahc-chain-upload|connection-stream|
+                                           ahc-connection-stream URL FILE
                        (CLIENT: \(loopbackClients.map(\.key).joined(separator: ", ")))
 
                 """.utf8
@@ -262,6 +270,31 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
                 try await measureAsyncHTTPClientLoopback(baseURL: url, plan: plan)
             })
     }
+    if options.sections.contains("openapi") {
+        sections.append(
+            try await loopbackSection(
+                "Over loopback, a generated OpenAPI client", "over loopback with a generated OpenAPI client"
+            ) { url in
+                try await measureOpenAPILoopback(baseURL: url, plan: plan)
+            })
+    }
+    if options.sections.contains("observability") {
+        progress("observability adapters…")
+        sections.append(
+            await measureObservability(rounds: options.quick ? 3 : 31, iterations: options.quick ? 10_000 : 50_000))
+    }
+    if options.sections.contains("jsonlines") {
+        progress("JSON Lines…")
+        sections.append(
+            try await measureJSONLines(
+                rounds: options.quick ? 3 : 21, lines: options.quick ? 2_000 : 20_000,
+                seed: options.seed ?? LoopbackPlan.defaultSeed))
+    }
+    if options.sections.contains("sse") {
+        progress("Server-Sent Events parser…")
+        sections.append(
+            try await measureServerSentEvents(rounds: options.quick ? 3 : 21, bytes: options.quick ? 1 << 20 : 8 << 20))
+    }
     if options.sections.contains("breakdown") {
         if let url = nginxURL {
             progress("loopback breakdown…")
@@ -293,6 +326,16 @@ nonisolated func report(_ options: Options) async throws -> [Section] {
                     baseURL: url, rounds: options.quick ? 1 : 9, seed: options.seed ?? LoopbackPlan.defaultSeed))
         } else {
             progress("transfers skipped: NGINX_URL is not set")
+        }
+    }
+    if options.sections.contains("connection-stream") {
+        if let url = nginxURL {
+            progress("a 1 GiB stream through Connection…")
+            sections.append(
+                try measureConnectionStream(
+                    baseURL: url, rounds: options.quick ? 1 : 3, seed: options.seed ?? LoopbackPlan.defaultSeed))
+        } else {
+            progress("connection stream skipped: NGINX_URL is not set")
         }
     }
     return sections
