@@ -157,6 +157,58 @@ struct URLSessionLoaderIntegrationTests {
         #expect(await loader.load(timed).error?.code == .timedOut)
     }
 
+    /// The latest a timeout of `timeout` may fire and still count as to the millisecond: well before the next whole
+    /// second, which is where a timeout counted in seconds (swift-corelibs-foundation's) fires. A bound on the
+    /// deadline, not on the product's speed: a busy machine's scheduling delay fits in it many times over.
+    private static func latestFiring(of timeout: Duration) -> Duration {
+        min(timeout + .milliseconds(400), .milliseconds(950))
+    }
+
+    @Test(arguments: [300, 500, 700])
+    func aTimeoutFiresAtItsDeadlineToTheMillisecond(milliseconds: Int) async throws {
+        // httpbin answers /delay/3 after three seconds: only the timeout can end the load before then.
+        var timed = request("/delay/3")
+        let timeout = Duration.milliseconds(milliseconds)
+        timed.timeout = timeout
+        let load = Task { [loader] in
+            let start = ContinuousClock.now
+            let result = await loader.load(timed)
+            return (result, ContinuousClock.now - start)
+        }
+        let (result, elapsed) = try await load.finished(within: 10)
+        #expect(result.error?.code == .timedOut, "\(result)")
+        #expect(elapsed >= timeout, "a \(timeout) timeout fired after \(elapsed)")
+        #expect(elapsed < Self.latestFiring(of: timeout), "a \(timeout) timeout fired after \(elapsed)")
+    }
+
+    @Test func aTimeoutEndsAStreamsBodyAtTheDeadline() async throws {
+        // /drip sends its head at once, then one byte a second for three seconds: the deadline falls in the body.
+        var timed = HTTPRequest(url: try #require(URL(string: base.absoluteString + "/drip?duration=3&numbytes=3")))
+        let timeout = Duration.milliseconds(600)
+        timed.timeout = timeout
+        let load = Task { [loader] () async -> (String, HTTPError.Code?, Duration) in
+            let start = ContinuousClock.now
+            do throws(HTTPError) {
+                let streamed = try await loader.stream(timed).get()
+                let body = try await streamed.body.collect()
+                return ("\(body.count) bytes", nil, ContinuousClock.now - start)
+            } catch {
+                return ("\(error)", error.code, ContinuousClock.now - start)
+            }
+        }
+        let (outcome, code, elapsed) = try await load.finished(within: 10)
+        #expect(code == .timedOut, "\(outcome)")
+        #expect(elapsed >= timeout, "a \(timeout) timeout fired after \(elapsed)")
+        #expect(elapsed < Self.latestFiring(of: timeout), "a \(timeout) timeout fired after \(elapsed)")
+    }
+
+    @Test func aResponseThatArrivesBeforeTheDeadlineIsNotTimedOut() async throws {
+        var timed = request("/delay/0.1")
+        timed.timeout = .milliseconds(2_500)
+        let load = Task { [loader] in await loader.load(timed) }
+        #expect(try await load.finished(within: 10).response?.status == .ok)
+    }
+
     /// A request to the download server that gets 64 KiB of its body and then nothing until the connection closes,
     /// and the bytes it has received so far: once they reach 64 KiB the request is surely under way, and only a
     /// cancel or a reset can end it.

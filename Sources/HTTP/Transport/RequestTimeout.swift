@@ -10,9 +10,10 @@ extension HTTPRequest {
     ///
     /// On Apple platforms this is the longest time allowed *between* packets. On Linux,
     /// swift-corelibs-foundation treats it as a limit on the whole transfer and counts only whole seconds
-    /// (measured with 6.3.1: 1.9 s times out after 1 s, and 0.5 s at once), so ``URLSessionLoader`` rounds it
-    /// up to whole seconds there. With ``FollowRedirects`` in the chain, each hop of a redirected load has the
-    /// whole timeout.
+    /// (measured with 6.3.1: 1.9 s times out after 1 s, and 0.5 s at once), so ``URLSessionLoader`` keeps the
+    /// deadline itself there, to the millisecond: the load fails with ``HTTPError/Code/timedOut`` when the whole
+    /// transfer (a streamed body included) has taken longer. With ``FollowRedirects`` in the chain, each hop of a
+    /// redirected load has the whole timeout.
     public var timeout: Duration? {
         get { self[option: RequestTimeout.self] }
         set { self[option: RequestTimeout.self] = newValue }

@@ -59,6 +59,8 @@ final class TransferContext: Sendable {
         var metrics: HTTPMetrics?
         /// Why a TLS challenge was refused (Apple platforms), to fail the load with instead of "cancelled".
         var tlsRejection: TLSRejection?
+        /// Fires at the request's deadline where URLSession would time it out late (see ``enforcesDeadline``).
+        var deadline: (any DispatchSourceTimer)?
     }
 
     let request: HTTPRequest
@@ -115,13 +117,18 @@ final class TransferContext: Sendable {
     func start(_ task: URLSessionTask) {
         state.withLock { $0.metrics = HTTPMetrics(startingNowFor: request) }
         request.emit(.attemptStarted)
+        let deadline = Self.enforcesDeadline ? request.timeout.map(startDeadline) : nil
         task.resume()
         let cancelledMeanwhile = state.withLock { state -> Bool in
             if state.isFinished { return true }
             state.task = task
+            state.deadline = deadline
             return false
         }
-        if cancelledMeanwhile { Self.cancel(task) }
+        if cancelledMeanwhile {
+            deadline?.cancel()
+            Self.cancel(task)
+        }
     }
 
     /// Cancels `task` from a thread of its own. On Linux, `URLSessionTask.cancel()` waits synchronously for the
@@ -133,18 +140,63 @@ final class TransferContext: Sendable {
 
     /// Cancels the transfer: the load, if it has not returned, completes as cancelled; a stream ends as cancelled.
     func cancel() {
-        let (task, continuation, stream) = state.withLock {
-            state -> (URLSessionTask?, CheckedContinuation<Outcome, Never>?, HTTPBodyStream?) in
+        stop(as: .cancelled, streamError: HTTPError(.cancelled, request: request))
+    }
+
+    /// Whether the loader times requests out itself, at their ``HTTPRequest/timeout`` to the millisecond: on Linux,
+    /// where swift-corelibs-foundation counts a request's `timeoutInterval` in whole seconds (the interval it is
+    /// given is rounded up, so URLSession's own timer is only a backstop). On Apple platforms URLSession honours
+    /// fractions of a second, and the interval means the longest wait between packets, so it is left to URLSession.
+    static var enforcesDeadline: Bool {
+        #if canImport(FoundationNetworking)
+        true
+        #else
+        false
+        #endif
+    }
+
+    /// A timer that times the transfer out `timeout` from now: the whole transfer, as swift-corelibs-foundation
+    /// counts its own timeout — a stream's body included.
+    private func startDeadline(after timeout: Duration) -> any DispatchSourceTimer {
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        let nanoseconds = Int(clamping: Int64(min(max(timeout.seconds, 0), 7 * 24 * 3_600) * 1e9))
+        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(1))
+        timer.setEventHandler { [weak self] in self?.timeOut() }
+        timer.resume()
+        return timer
+    }
+
+    /// Ends the transfer at its deadline: the load, if it has not returned, fails with ``HTTPError/Code/timedOut``
+    /// (through the same mapping as URLSession's own `URLError.timedOut`); a stream ends with that error.
+    private func timeOut() {
+        let timedOut = URLError(.timedOut, userInfo: [NSLocalizedDescriptionKey: "The request timed out."])
+        stop(
+            as: .finished(response: nil, body: Data(), error: timedOut, declinedChallenge: nil, file: nil),
+            streamError: transportError(timedOut, response: nil))
+    }
+
+    /// Ends the transfer before URLSession does: the load, if it has not returned, completes with `outcome`; a
+    /// stream ends with `streamError`; the task is cancelled (URLSession's completion then finds nothing to do).
+    private func stop(as outcome: Outcome, streamError: HTTPError) {
+        typealias Taken = (
+            task: URLSessionTask?, continuation: CheckedContinuation<Outcome, Never>?, stream: HTTPBodyStream?,
+            deadline: (any DispatchSourceTimer)?
+        )
+        let (task, continuation, stream, deadline) = state.withLock { state -> Taken in
             if !state.isFinished { state.metrics?.end = .now }
             state.isFinished = true
-            defer { state.continuation = nil }
-            return (state.task, state.continuation, state.stream.value)
+            defer {
+                state.continuation = nil
+                state.deadline = nil
+            }
+            return (state.task, state.continuation, state.stream.value, state.deadline)
         }
+        deadline?.cancel()
         progress?.stop()
-        stream?.finish(throwing: HTTPError(.cancelled, request: request))
+        stream?.finish(throwing: streamError)
         if let task { Self.cancel(task) }
         if let continuation {
-            continuation.resume(returning: .cancelled)
+            continuation.resume(returning: outcome)
             if task == nil { endOwnedSession() }
         }
     }
@@ -289,6 +341,7 @@ final class TransferContext: Sendable {
             var stream: HTTPBodyStream?
             var file: FileWriter?
             var fileError: (any Error)?
+            var deadline: (any DispatchSourceTimer)?
         }
         let totalBytesToSend = self.totalBytesToSend
         let taken = state.withLock { state -> Taken in
@@ -306,12 +359,14 @@ final class TransferContext: Sendable {
                 state.task = nil
                 state.body = Data()
                 state.file = nil
+                state.deadline = nil
             }
             return Taken(
                 continuation: state.isFinished ? nil : state.continuation, body: handedOver ?? state.body,
                 declined: state.declinedChallengeResponse, stream: state.stream.value, file: state.file,
-                fileError: state.fileError)
+                fileError: state.fileError, deadline: state.deadline)
         }
+        taken.deadline?.cancel()
         var fileError = taken.fileError
         if let file = taken.file {
             do { try file.close() } catch { fileError = fileError ?? error }
