@@ -53,7 +53,13 @@ import Testing
                     ServerError(body: exchange.serverErrorBody, response: exchange.response).description
                 ),
             ]
-            for (sink, text) in sinks {
+            let reflected: [(Any, String)] = [
+                (exchange.request, "HTTPRequest"), (exchange.response, "HTTPResponse"), (httpError, "HTTPError"),
+                (exchange.request.headers, "HTTPRequest.headers"), (exchange.response.headers, "HTTPResponse.headers"),
+                (HTTPResult.failure(httpError), "HTTPResult"),
+            ]
+            let views = reflected.flatMap { Reflected.views(of: $0.0, named: $0.1) }
+            for (sink, text) in sinks + views {
                 let searched = SearchedText(text)
                 for secret in plant.secrets where secret.isShown(in: searched) {
                     Issue.record("\(context): \(sink) shows \(secret.value):\n\(text)")
@@ -88,12 +94,51 @@ import Testing
                 #expect(serverError.contains(value), "\(context): \(value) missing from\n\(serverError)")
             }
 
+            // The reflected views hide only what is secret: they still show what a debugging user needs.
+            let dumpedRequest = Reflected.dumped(exchange.request)
+            let dumpedResponse = Reflected.dumped(exchange.response)
+            let walkedError = Reflected.walked(httpError)
+            for value in exchange.visibleQueryValues + exchange.visibleRequestHeaderValues {
+                #expect(dumpedRequest.contains(value), "\(context): \(value) missing from\n\(dumpedRequest)")
+                #expect(walkedError.contains(value), "\(context): \(value) missing from\n\(walkedError)")
+            }
+            for value in exchange.visibleResponseHeaderValues {
+                #expect(dumpedResponse.contains(value), "\(context): \(value) missing from\n\(dumpedResponse)")
+            }
+
             // With `.none`, a cURL command sends every secret the request carries.
             let real = exchange.request.cURLCommand(redaction: .none)
             for secret in plant.requestSecrets {
                 #expect(real.contains(secret.value), "\(context): \(secret.value) missing from\n\(real)")
             }
         }
+    }
+}
+
+/// The views of a value that reflection gives: `dump`, a walk through its `Mirror` and every child's at any depth
+/// (what debuggers and crash reporters read), and `debugDescription` (`String(reflecting:)`, which `po` prints).
+private enum Reflected {
+    static func views(of value: Any, named name: String) -> [(String, String)] {
+        [
+            ("dump(\(name))", dumped(value)), ("Mirror(\(name))", walked(value)),
+            ("String(reflecting: \(name))", String(reflecting: value)),
+        ]
+    }
+
+    static func dumped(_ value: Any) -> String {
+        var text = ""
+        dump(value, to: &text, maxDepth: 20)
+        return text
+    }
+
+    /// Each node's label and `String(describing:)`, children first visited at any depth.
+    static func walked(_ value: Any, depth: Int = 0) -> String {
+        guard depth < 20 else { return "" }
+        var text = String(describing: value) + "\n"
+        for child in Mirror(reflecting: value).children {
+            text += (child.label ?? "-") + ": " + walked(child.value, depth: depth + 1)
+        }
+        return text
     }
 }
 

@@ -14,6 +14,7 @@ import Testing
             "x-goog-api-key", "session_token", "private_key", "passwd", "new_password", "aws_secret_access_key",
             "credentials", "JSESSIONID", "PHPSESSID", "auth", "signature", "X-Amz-Credential", "credential",
             "access_key", "pwd", "pass", "passphrase", "session", "sid", "client-secret", "X-Hub-Signature-256",
+            "apikey", "ApiKey", "X-Session-Id", "accessToken", "Refresh-Token", "db_password", "webhook_secret",
         ]
         for name in secrets {
             #expect(Redaction.standard.hides(name), "\(name)")
@@ -23,7 +24,8 @@ import Testing
             "expires_in", "Content-Type", "Accept", "Idempotency-Key", "X-Request-Id", "Location", "name", "id",
             "WWW-Authenticate", "author", "Access-Control-Allow-Credentials", "Access-Control-Allow-Headers",
             "authority", "Authentication-Info", "keys", "keyword", "Sec-WebSocket-Key", "Keep-Alive", "passage",
-            "session_state", "sidebar", "X-RateLimit-Remaining", "Cache-Control", "ETag",
+            "session_state", "sidebar", "X-RateLimit-Remaining", "Cache-Control", "ETag", "Content-Length",
+            "keyboard", "monkey", "signed", "design", "authenticated", "Sec-Fetch-Site", "codec", "passenger",
         ]
         for name in visible {
             #expect(!Redaction.standard.hides(name), "\(name)")

@@ -74,8 +74,13 @@ public struct Redaction: Sendable, Hashable {
     /// `phpsessid`. Fragments: `token`, `secret`, `password`, `passwd`, `apikey`, `privatekey`, `signature`,
     /// `sessionid`.
     ///
-    /// `credential` is a name, not a fragment: `Access-Control-Allow-Credentials` and other CORS fields are not
-    /// secrets, and stay visible.
+    /// Short names are names, not fragments, so that the words that contain them stay visible: `key` hides `key`,
+    /// `api_key` and `X-API-Key` (through the fragment `apikey`) but not `keyboard`, `monkey` or `Idempotency-Key`;
+    /// `code` and `sig` hide only themselves (`codec` and `signed` stay visible); `session` hides `session` and,
+    /// through `sessionid`, `JSESSIONID`, but not `session_state`. `credential` is a name too:
+    /// `Access-Control-Allow-Credentials` and other CORS fields are not secrets, and stay visible. The long
+    /// fragments are matched anywhere in a name, which hides a few names that are not secrets (`tokenizer`): hiding
+    /// too much is the safe side.
     public static let standard = Redaction(
         names: [
             "Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie",

@@ -28,7 +28,8 @@ public struct HTTPHeaders: Sendable, Hashable {
             HTTPHeaders.namesMatch(self.name, name)
         }
 
-        public var description: String { "\(name): \(value)" }
+        /// `name: value`, a value ``Redaction/standard`` hides replaced (`Authorization: Bearer <redacted>`).
+        public var description: String { "\(name): \(Redaction.standard.display(value, for: name))" }
     }
 
     private var fields: [Field]
@@ -152,6 +153,7 @@ extension HTTPHeaders: ExpressibleByDictionaryLiteral {
 }
 
 extension HTTPHeaders: CustomStringConvertible {
+    /// `[Name: value, …]`, the values ``Redaction/standard`` hides replaced.
     public var description: String {
         "[" + fields.map(\.description).joined(separator: ", ") + "]"
     }
