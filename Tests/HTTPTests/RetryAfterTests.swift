@@ -326,6 +326,50 @@ func randomSeed(_ test: String) -> UInt64 {
         }
     }
 
+    /// Random IMF-fixdates as `Retry-After` values, half of them with one part out of its range — a day the month
+    /// does not have, hour 24 or more, minute 60 or more, second 61 or more, a month or a zone that does not exist:
+    /// the valid ones are read as the time until them, every broken one is ignored (never read as a nearby date).
+    @Test func retryAfterDatesWithAPartOutOfRangeAreIgnored() {
+        let seed = randomSeed("retryAfterDatesWithAPartOutOfRangeAreIgnored")
+        var random = SplitMix64(seed: seed)
+        func pad(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let daysInMonth = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        for _ in 0..<2_000 {
+            let year = Int.random(in: 2027...2100, using: &random)
+            let month = Int.random(in: 1...12, using: &random)
+            let isLeap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+            let days = daysInMonth[month - 1] + (month == 2 && isLeap ? 1 : 0)
+            var (day, hour, minute, second) = (
+                Int.random(in: 1...days, using: &random), Int.random(in: 0...23, using: &random),
+                Int.random(in: 0...59, using: &random), Int.random(in: 0...59, using: &random)
+            )
+            var monthName = String(Self.monthNames[month - 1].prefix(3))
+            var zone = "GMT"
+            let broken = Bool.random(using: &random)
+            if broken {
+                switch Int.random(in: 0..<6, using: &random) {
+                case 0: day = Bool.random(using: &random) ? 0 : Int.random(in: (days + 1)...99, using: &random)
+                case 1: hour = Int.random(in: 24...99, using: &random)
+                case 2: minute = Int.random(in: 60...99, using: &random)
+                case 3: second = Int.random(in: 61...99, using: &random)
+                case 4: monthName = ["Jun", "Juk", "Xyz", "Noc", "Mrz", "Okt"].filter { $0 != monthName }
+                        .randomElement(using: &random)!
+                    if monthName == "Jun" { monthName = "Jux" }
+                default: zone = ["XYZ", "GMX", "+2400", "+0060", "CEST", "GMT+1"].randomElement(using: &random)!
+                }
+            }
+            let value = "Mon, \(pad(day)) \(monthName) \(year) \(pad(hour)):\(pad(minute)):\(pad(second)) \(zone)"
+            let parsed = RetryAfter.parse(value, now: now)
+            if broken {
+                #expect(parsed == nil, "seed \(seed): \(value) read as \(parsed.map { "\($0)" } ?? "")")
+            } else {
+                let date = utcDate(year, month, day, hour, minute, second)
+                let expected = Duration.seconds(Int64(date.timeIntervalSince(now)))
+                #expect(parsed == expected, "seed \(seed): \(value)")
+            }
+        }
+    }
+
     @Test func noTextTraps() {
         let seed = randomSeed("noTextTraps")
         var random = SplitMix64(seed: seed)
