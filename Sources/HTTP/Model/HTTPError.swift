@@ -181,11 +181,27 @@ extension HTTPError: CustomStringConvertible, LocalizedError {
         return text
     }
 
-    /// The underlying error in a form fit for one log line, or `nil` when there is none.
+    /// The underlying error in a form fit for one log line, or `nil` when there is none — or when the message
+    /// already names it, as a message that quotes its cause does ("could not write the body to /tmp/x: <error>"):
+    /// a line names the cause once. An underlying `HTTPError` is its code and message (its request is this one's, or
+    /// the one before a retry), and its own cause where its message does not name that.
     var underlyingErrorDescription: String? {
         guard let underlyingError else { return nil }
-        if let urlError = underlyingError as? URLError { return urlError.code.displayName }
-        return "\(underlyingError)"
+        let text = Self.summary(of: underlyingError)
+        return message.contains(text) ? nil : text
+    }
+
+    /// `error` in a form fit for one log line.
+    private static func summary(of error: any Error) -> String {
+        switch error {
+        case let urlError as URLError:
+            return urlError.code.displayName
+        case let httpError as HTTPError:
+            let cause = httpError.underlyingErrorDescription.map { " (underlying: \($0))" } ?? ""
+            return "\(httpError.code) — \(httpError.message)\(cause)"
+        default:
+            return "\(error)"
+        }
     }
 
     public var errorDescription: String? { description }
