@@ -155,25 +155,34 @@ public final class BasicAuthScheme: CredentialScheme, @unchecked Sendable {
         guard let credentials = await delegate.credentials(for: loader) else {
             throw CredentialFailure("the delegate provided no credentials")
         }
-        if let invalidity = credentials.invalidityReason {
-            throw CredentialFailure("the delegate's credentials cannot be sent: \(invalidity)")
-        }
-        return credentials
+        return try Self.checked(credentials)
     }
 
-    /// The delegate's new credentials, after the server refused the current ones; without a delegate, the failure
-    /// says that the server refused them.
+    /// The delegate's new credentials, after the server refused the current ones. When there are none to try —
+    /// no delegate, or a delegate with no answer — the failure says first that the server refused the credentials
+    /// BasicAuth was given: that is what happened; the missing delegate is only why nothing else was tried.
     public func refreshCredential(
         _ credentials: BasicCredentials, _ context: CredentialContext
     ) async throws
         -> BasicCredentials
     {
-        if delegate == nil, case .refused(let response) = context.trigger {
-            throw CredentialFailure(
-                "the server refused BasicAuth's credentials (HTTP \(response.status.rawValue)), and BasicAuth has no "
-                    + "delegate to ask for others")
+        guard case .refused(let response) = context.trigger else { return try await obtainCredential(context) }
+        let refusal = "the server refused BasicAuth's credentials (HTTP \(response.status.rawValue))"
+        guard let delegate, let loader = context.loader as? BasicAuth else {
+            throw CredentialFailure("\(refusal), and no delegate is set to ask for others")
         }
-        return try await obtainCredential(context)
+        guard let replacement = await delegate.credentials(for: loader) else {
+            throw CredentialFailure("\(refusal), and the delegate provided no others")
+        }
+        return try Self.checked(replacement)
+    }
+
+    /// `credentials`, or a failure when they cannot be sent (RFC 7617 §2).
+    private static func checked(_ credentials: BasicCredentials) throws -> BasicCredentials {
+        if let invalidity = credentials.invalidityReason {
+            throw CredentialFailure("the delegate's credentials cannot be sent: \(invalidity)")
+        }
+        return credentials
     }
 
     /// Sets `Authorization: Basic …`; fails for credentials that cannot be sent (RFC 7617 §2).
