@@ -3,14 +3,14 @@ import HTTP
 import HTTPConnection
 import Testing
 
-/// The exactly-once contract for the typed layer's sequences: hundreds of JSON Lines streams, line streams,
-/// listings and event streams through `Connection` over ResetGuard, Throttle and Retry, above a MockLoader whose
+/// The exactly-once contract for the typed layer's sequences: hundreds of JSON Lines streams, line streams, raw
+/// streams (head first, then chunks), listings and event streams through `Connection` over ResetGuard, Throttle and Retry, above a MockLoader whose
 /// bodies arrive in random chunks after random delays — while tasks are cancelled mid-stream and the connection is
 /// reset, in both modes, at random moments. Every sequence ends exactly once (all of it, or one error, then nothing),
 /// every transfer stops, and nothing is left waiting. Runs under ThreadSanitizer in the test command.
 @Suite(.noHang) struct ConnectionStressTests {
     enum Kind: CaseIterable {
-        case jsonLines, lines, pages, events
+        case jsonLines, lines, chunks, pages, events
     }
 
     /// How one consumer's sequence ended.
@@ -94,6 +94,35 @@ import Testing
         return count == expected ? .complete(count) : .violation("\(count) elements of \(expected)")
     }
 
+    /// Opens a stream with `Connection.stream(_:)` and reads its chunks to the end, checking that it ends exactly
+    /// once with every byte (`expected`) or with one error.
+    static func consumeChunks(_ connection: Connection, _ request: HTTPRequest, expected: Int) async -> Outcome {
+        let streamed: ResponseStream
+        do {
+            streamed = try await connection.stream(request)
+        } catch let error as HTTPError {
+            return .failed(error.code)
+        } catch {
+            return .violation("an unexpected error opening the stream: \(error)")
+        }
+        var iterator = streamed.chunks.makeAsyncIterator()
+        var bytes = 0
+        var failure: HTTPError.Code?
+        while true {
+            do {
+                guard let chunk = try await iterator.next() else { break }
+                if failure != nil { return .violation("a chunk after the error") }
+                bytes += chunk.count
+            } catch {
+                if failure != nil { return .violation("a second error: \(error)") }
+                guard let error = error as? HTTPError else { return .violation("an unexpected error: \(error)") }
+                failure = error.code
+            }
+        }
+        if let failure { return .failed(failure) }
+        return bytes == expected ? .complete(bytes) : .violation("\(bytes) bytes of \(expected)")
+    }
+
     @Test(arguments: 0..<2)
     func everySequenceEndsExactlyOnceUnderCancellationAndResets(run: Int) async throws {
         let seed = SplitMix64.seed()
@@ -136,6 +165,10 @@ import Testing
                         case .lines:
                             return await Self.consume(
                                 connection.lines(for: HTTPRequest(host: "h", path: "/lines")), expected: count)
+                        case .chunks:
+                            let bytes = (1...count).map { "{\"n\":\($0)}\n" }.joined().utf8.count
+                            return await Self.consumeChunks(
+                                connection, HTTPRequest(host: "h", path: "/chunks"), expected: bytes)
                         case .pages:
                             let first = Request<[Int]>(underlyingRequest: HTTPRequest(host: "h", path: "/pages/1"))
                             return await Self.consume(connection.pages(for: first), expected: 3)

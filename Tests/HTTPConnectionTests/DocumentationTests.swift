@@ -119,6 +119,20 @@ func exportPeople(using connection: Connection) async throws -> [Person] {
     return people
 }
 
+// StreamsDownloadsAndUploads.md, "Follow Server-Sent Events".
+struct Quote: Decodable, Sendable {
+    var symbol: String
+    var price: Double
+}
+
+func followQuotes(using connection: Connection) async throws -> [Quote] {
+    var quotes: [Quote] = []
+    for try await quote in connection.events(of: Quote.self, for: HTTPRequest(path: "/quotes"), eventType: "quote") {
+        quotes.append(quote)
+    }
+    return quotes  // the server answered 204 No Content: the feed is over
+}
+
 // StreamsDownloadsAndUploads.md, "What can go wrong".
 func tail(using connection: Connection) async {
     do {
@@ -226,6 +240,23 @@ extension APIProblem: Equatable {}
         await tail(using: Connection(loader: logs))
         await tail(using: Connection(loader: logs))
         #expect(logs.receivedRequests.count == 2)
+    }
+
+    @Test func eventsSampleFollowsTheFeedAcrossAReconnection() async throws {
+        let events: HTTPHeaders = ["Content-Type": "text/event-stream"]
+        let feed = MockLoader()
+            .then(
+                status: .ok, headers: events,
+                body: Data("retry: 0\nevent: quote\nid: 1\ndata: {\"symbol\":\"A\",\"price\":1.5}\n\n: ping\n\n".utf8)
+            )
+            .then(
+                status: .ok, headers: events,
+                body: Data("event: quote\nid: 2\ndata: {\"symbol\":\"B\",\"price\":2}\n\n".utf8)
+            )
+            .then(status: .noContent)
+        let quotes = try await followQuotes(using: Connection(loader: feed))
+        #expect(quotes.map(\.symbol) == ["A", "B"])
+        #expect(feed.receivedRequests.map { $0.headers["Last-Event-ID"] } == [nil, "1", "2"])
     }
 
     @Test func transferSamplesDownloadAndUpload() async throws {
