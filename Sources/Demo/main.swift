@@ -153,10 +153,12 @@ let authenticated =
     --> DemoTransport.makeTerminal()
 var protected = HTTPRequest(path: "/basic-auth/user/passwd")
 protected.authenticationMethod = .basic
-show(await authenticated.load(protected)) { "\($0.status) after asking the delegate \(loginScreen.timesAsked) times" }
+// Said before the transcript, so the 401 in it reads as what it is: the server refusing a wrong password.
 print(
-    "   (the login screen's first answer is a mistyped password, so httpbin answers 401; BasicAuth forgets it, asks "
-        + "again and replays the request once with the new answer)")
+    "   Why the first attempt gets a 401: the login screen's first answer is a mistyped password, "
+        + "and httpbin refuses it. BasicAuth then forgets it, asks the login screen again and "
+        + "replays the request once with the new answer:")
+show(await authenticated.load(protected)) { "\($0.status) after asking the delegate \(loginScreen.timesAsked) times" }
 // Another origin: the same server under another name, and the same host over another scheme.
 for url in ["http://localhost:\(httpbin.port ?? 80)/headers", "https://\(httpbin.host):\(httpbin.port ?? 80)/headers"] {
     var elsewhere = HTTPRequest(url: URL(string: url)!)
