@@ -1,12 +1,16 @@
 /// The directives of `Cache-Control` header fields (RFC 9111 §5.2), request and response directives alike, with
 /// RFC 5861's `stale-while-revalidate` and `stale-if-error`.
 ///
-/// Parsing never fails and never traps: unknown directives are ignored, names are compared without case, values may
-/// be tokens or quoted strings (whitespace around `=`, which the grammar of §5.2 leaves out, is tolerated), and every
-/// field line of the header is read (`HTTPHeaders.values(for:)`). Following RFC 9111 §4.2.1, the first occurrence of
-/// a repeated directive wins (the field lists of `no-cache="…"` and `private="…"` add up, and an unqualified one
-/// wins over a list), and a `max-age` whose value is not a number (`"3600.5"`, `"a1"`, `'60'`) makes the
-/// response stale at once (``hasInvalidMaxAge``). Delta-seconds beyond 2³¹ are read as 2³¹ (§1.2.2).
+/// Parsing never fails and never traps, and reads exactly the grammar: `#cache-directive` (RFC 9110 §5.6.1: elements
+/// separated by `OWS "," OWS`, empty ones allowed), each `token [ "=" ( token / quoted-string ) ]` (RFC 9111 §5.2),
+/// names compared without case, every field line read (`HTTPHeaders.values(for:)`); unknown directives are ignored.
+/// A numeric argument (`max-age`, `s-maxage`, `max-stale`, `min-fresh`, `stale-while-revalidate`, `stale-if-error`)
+/// is delta-seconds, `1*DIGIT`, as a token or inside a quoted-string (§5.2: recipients accept both forms); beyond
+/// 2³¹ it is read as 2³¹ (§1.2.2). Any other spelling — a sign, a fraction, an exponent, other scripts' digits,
+/// single quotes, whitespace around `=`, text after the value — is not read: the directive is ignored, and a
+/// `max-age` so spelled makes the response stale at once (``hasInvalidMaxAge``; §4.2.1 encourages it). Following
+/// §4.2.1, the first occurrence of a repeated directive wins (the field lists of `no-cache="…"` and `private="…"`
+/// add up, and an unqualified one wins over a list).
 struct CacheControl: Sendable, Hashable {
     /// `max-age`: the freshness lifetime (response) or the oldest response the client accepts (request).
     var maxAge: Int64?
@@ -92,16 +96,40 @@ struct CacheControl: Sendable, Hashable {
         }
     }
 
-    /// Records one directive; a repeated one keeps its first value.
-    private mutating func apply(_ name: [UInt8], _ argument: [UInt8]?) {
+    /// A directive's argument as RFC 9111 §5.2 spells it: `token [ "=" ( token / quoted-string ) ]`.
+    enum Argument: Equatable {
+        /// No `=`.
+        case absent
+        /// A token, or the content of a quoted-string with its quoted-pairs unescaped.
+        case value([UInt8])
+        /// Anything else: whitespace around `=`, nothing after it, an unterminated or invalid quoted-string, text
+        /// after the value. A numeric directive spelled so is ignored (a `max-age` makes the response stale).
+        case malformed
+
+        /// The argument as delta-seconds, `nil` unless it is one.
+        var deltaSeconds: Int64? {
+            guard case .value(let bytes) = self else { return nil }
+            return CacheControl.deltaSeconds(bytes)
+        }
+
+        /// The argument's field-name list, `nil` unless it is one.
+        var fieldNames: Set<String>? {
+            guard case .value(let bytes) = self else { return nil }
+            return CacheControl.fieldNames(bytes)
+        }
+    }
+
+    /// Records one directive; a repeated one keeps its first value, and a numeric one whose argument is not
+    /// delta-seconds is ignored (`max-age`: the response is stale, §4.2.1).
+    private mutating func apply(_ name: [UInt8], _ argument: Argument) {
         switch String(decoding: name, as: UTF8.self) {
         case "max-age":
             guard maxAge == nil, !hasInvalidMaxAge else { return }
-            if let seconds = argument.flatMap(Self.deltaSeconds) { maxAge = seconds } else { hasInvalidMaxAge = true }
+            if let seconds = argument.deltaSeconds { maxAge = seconds } else { hasInvalidMaxAge = true }
         case "s-maxage":
-            if sharedMaxAge == nil { sharedMaxAge = argument.flatMap(Self.deltaSeconds) }
+            if sharedMaxAge == nil { sharedMaxAge = argument.deltaSeconds }
         case "no-cache":
-            if let fields = argument.flatMap(Self.fieldNames) {
+            if let fields = argument.fieldNames {
                 noCacheFields.formUnion(fields)
             } else {
                 noCache = true
@@ -112,69 +140,99 @@ struct CacheControl: Sendable, Hashable {
         case "must-understand": mustUnderstand = true
         case "private":
             isPrivate = true
-            if let fields = argument.flatMap(Self.fieldNames) {
+            if let fields = argument.fieldNames {
                 privateFields.formUnion(fields)
             } else {
                 isPrivateUnqualified = true
             }
         case "stale-while-revalidate":
-            if staleWhileRevalidate == nil { staleWhileRevalidate = argument.flatMap(Self.deltaSeconds) }
+            if staleWhileRevalidate == nil { staleWhileRevalidate = argument.deltaSeconds }
         case "stale-if-error":
-            if staleIfError == nil { staleIfError = argument.flatMap(Self.deltaSeconds) }
+            if staleIfError == nil { staleIfError = argument.deltaSeconds }
         case "max-stale":
             guard maxStale == nil else { return }
-            if let argument {
-                maxStale = Self.deltaSeconds(argument).map { .seconds($0) }
-            } else {
+            if argument == .absent {
                 maxStale = .any
+            } else {
+                maxStale = argument.deltaSeconds.map { .seconds($0) }
             }
         case "min-fresh":
-            if minFresh == nil { minFresh = argument.flatMap(Self.deltaSeconds) }
+            if minFresh == nil { minFresh = argument.deltaSeconds }
         case "only-if-cached": onlyIfCached = true
         default: break
         }
     }
 
-    /// The directive starting at `start`: its lowercased name, its argument (a token or an unescaped quoted
-    /// string; `nil` without `=`), and where the next one starts (after the comma).
-    private static func directive(in bytes: [UInt8], from start: Int) -> (name: [UInt8], argument: [UInt8]?, next: Int)
-    {
+    /// The list element starting at `start` (RFC 9110 §5.6.1: elements separated by `OWS "," OWS`, empty ones
+    /// allowed): its name, lowercased (empty when it does not start with a token), its argument, and where the
+    /// next element starts. A comma inside a quoted-string does not end an element.
+    static func directive(in bytes: [UInt8], from start: Int) -> (name: [UInt8], argument: Argument, next: Int) {
         var index = start
         func skipWhitespace() {
             while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
         }
         skipWhitespace()
         var name: [UInt8] = []
-        while index < bytes.count, bytes[index] != UInt8(ascii: "="), bytes[index] != UInt8(ascii: ",") {
+        while index < bytes.count, isTokenCharacter(bytes[index]) {
             let byte = bytes[index]
             name.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
             index += 1
         }
-        while let last = name.last, last == 0x20 || last == 0x09 { name.removeLast() }
-        var argument: [UInt8]?
-        if index < bytes.count, bytes[index] == UInt8(ascii: "=") {
+        var argument = Argument.absent
+        var isInQuotes = false
+        if !name.isEmpty, index < bytes.count, bytes[index] == UInt8(ascii: "=") {
             index += 1
-            skipWhitespace()
-            var value: [UInt8] = []
             if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
                 index += 1
-                while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
-                    if bytes[index] == UInt8(ascii: "\\"), index + 1 < bytes.count { index += 1 }
-                    value.append(bytes[index])
-                    index += 1
+                isInQuotes = true
+                var value: [UInt8] = []
+                while index < bytes.count {
+                    let byte = bytes[index]
+                    if byte == UInt8(ascii: "\"") {
+                        isInQuotes = false
+                        index += 1
+                        break
+                    }
+                    if byte == UInt8(ascii: "\\") {
+                        guard index + 1 < bytes.count, isQuotedPairCharacter(bytes[index + 1]) else { break }
+                        value.append(bytes[index + 1])
+                        index += 2
+                    } else {
+                        guard isQuotedTextCharacter(byte) else { break }
+                        value.append(byte)
+                        index += 1
+                    }
                 }
-                if index < bytes.count { index += 1 }  // the closing quote
+                argument = isInQuotes ? .malformed : .value(value)
             } else {
-                while index < bytes.count, bytes[index] != UInt8(ascii: ",") {
+                var value: [UInt8] = []
+                while index < bytes.count, isTokenCharacter(bytes[index]) {
                     value.append(bytes[index])
                     index += 1
                 }
-                while let last = value.last, last == 0x20 || last == 0x09 { value.removeLast() }
+                argument = value.isEmpty ? .malformed : .value(value)
             }
-            argument = value
         }
-        // Anything up to the next comma (after a quoted string, say) is not part of this directive.
-        while index < bytes.count, bytes[index] != UInt8(ascii: ",") { index += 1 }
+        if !isInQuotes { skipWhitespace() }
+        if isInQuotes || (index < bytes.count && bytes[index] != UInt8(ascii: ",")) {
+            // Not `OWS ","` after the element: it is malformed. Skip to the next comma outside a quoted-string.
+            if !name.isEmpty { argument = .malformed }
+            while index < bytes.count {
+                let byte = bytes[index]
+                if isInQuotes {
+                    if byte == UInt8(ascii: "\\") {
+                        index += 1
+                    } else if byte == UInt8(ascii: "\"") {
+                        isInQuotes = false
+                    }
+                } else if byte == UInt8(ascii: "\"") {
+                    isInQuotes = true
+                } else if byte == UInt8(ascii: ",") {
+                    break
+                }
+                index += 1
+            }
+        }
         return (name, argument, index + 1)
     }
 
@@ -202,6 +260,18 @@ struct CacheControl: Sendable, Hashable {
         default:
             "!#$%&'*+-.^_`|~".utf8.contains(byte)
         }
+    }
+
+    /// Whether `byte` may stand in a quoted-string as it is (`qdtext`, RFC 9110 §5.6.4): HTAB, SP, visible
+    /// characters but `"` and `\`, and obs-text.
+    private static func isQuotedTextCharacter(_ byte: UInt8) -> Bool {
+        byte == 0x09 || byte == 0x20 || byte == 0x21 || (0x23...0x5B).contains(byte) || (0x5D...0x7E).contains(byte)
+            || byte >= 0x80
+    }
+
+    /// Whether `byte` may follow `\` in a quoted-pair (RFC 9110 §5.6.4): HTAB, SP, a visible character or obs-text.
+    private static func isQuotedPairCharacter(_ byte: UInt8) -> Bool {
+        byte == 0x09 || byte == 0x20 || (0x21...0x7E).contains(byte) || byte >= 0x80
     }
 
     /// Decimal digits as seconds, at most ``maximumDeltaSeconds``; `nil` for anything else (a sign, a fraction,

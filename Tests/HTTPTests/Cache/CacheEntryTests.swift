@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestSupport
 import Testing
 
 @testable import HTTP
@@ -33,6 +34,41 @@ import Testing
     ])
     func anAgeListUsesItsFirstMemberAndAnInvalidAgeIsIgnored(field: String, initialAge: Double) {
         #expect(metadata(["Age": field]).correctedInitialAge == initialAge, "Age: \(field.debugDescription)")
+    }
+
+    /// RFC 9111 §5.1 and §1.2.2, randomised: a conforming `Age` — delta-seconds with optional whitespace, maybe
+    /// followed by more list members — is read (its first member, at most 2³¹); a non-conforming one is ignored.
+    @Test func randomAgeFieldsAreReadExactlyAsTheGrammarSays() {
+        let seed = SplitMix64.seed()
+        print("CacheEntryTests.randomAge: seed \(seed) (replay with HTTP_TEST_SEED=\(seed))")
+        var random = SplitMix64(seed: seed)
+        let spaces = ["", " ", "\t", "  "]
+        let spoilers: [(before: String, after: String)] = [
+            ("-", ""), ("+", ""), ("", ".0"), ("", "e2"), ("\"", "\""), ("", "s"), ("x", ""), ("", ";p=1"),
+            ("", " 1"), ("\u{0663}", ""), ("", "\u{FF10}"), ("0x", ""), ("", "="),
+        ]
+        for _ in 0..<5_000 {
+            let digits = (0..<Int.random(in: 1...14, using: &random)).map { _ in
+                String(Int.random(in: 0...9, using: &random))
+            }
+            .joined()
+            var value: Int64 = 0
+            for digit in digits.utf8 { value = min(value * 10 + Int64(digit - 48), 2_147_483_648) }
+            let rest =
+                Bool.random(using: &random)
+                ? "," + spaces.randomElement(using: &random)! + ["0", "x", "", "99"].randomElement(using: &random)! : ""
+            let pad = { (random: inout SplitMix64) in spaces.randomElement(using: &random)! }
+            let conforming = pad(&random) + digits + pad(&random) + rest
+            #expect(
+                CacheEntry.Metadata.age(conforming) == value
+                    && metadata(["Age": conforming]).correctedInitialAge == Double(value),
+                "seed \(seed): Age: \(conforming.debugDescription)")
+            let spoiler = spoilers.randomElement(using: &random)!
+            let spoilt = pad(&random) + spoiler.before + digits + spoiler.after + pad(&random) + rest
+            #expect(
+                CacheEntry.Metadata.age(spoilt) == nil && metadata(["Age": spoilt]).correctedInitialAge == 0,
+                "seed \(seed): Age: \(spoilt.debugDescription)")
+        }
     }
 
     @Test func theCurrentAgeAddsTheTimeInTheStoreAndIgnoresAClockGoingBack() {
