@@ -31,13 +31,18 @@ import Synchronization
 /// - **`HEAD`** is sent on as it is, never answered from the store; a `200` whose `ETag`, `Last-Modified` and
 ///   `Content-Length` agree with those of the stored `GET` response updates its header fields, as a `304` does — a
 ///   new `max-age` freshens it — and one that disagrees removes it (RFC 9111 §4.3.5).
-/// - **Not stored**: `206 Partial Content` (ranges are neither stored nor combined), and the `Set-Cookie` fields of
-///   any response — delivered with the response the server sent, never served from the store.
+/// - **Ranges** (RFC 9111 §3.3–3.4): a request for one byte range is answered with a `206` from a fresh stored
+///   response that holds it — a whole one, or a stored part; a `206` with a strong `ETag` is stored as a part, and
+///   parts of one representation are combined, into a whole `200` once every byte is there. A part never answers
+///   a request without `Range`.
+/// - **Not stored**: the `Set-Cookie` fields of any response — delivered with the response the server sent, never
+///   served from the store.
 /// - **Unsafe methods**: a `POST`, `PUT`, `DELETE` (any method but `GET`, `HEAD`, `OPTIONS` and `TRACE`) answered
 ///   with a 2xx or 3xx removes the stored response for its URL, and for the `Location` and `Content-Location` it
 ///   names on the same origin (RFC 9111 §4.4).
 /// - **Conditional requests of your own** (`If-None-Match`, …) are sent as they are, and their answer — a `304`
-///   included — comes back to you; a `304` with the stored `ETag` freshens the entry. Requests with `Range` pass.
+///   included — comes back to you; a `304` with the stored `ETag` freshens the entry. Requests with several ranges
+///   or `If-Range` pass.
 /// - **`Cache-Status`** (RFC 9211): every `GET` response gets a member saying what the cache did —
 ///   `Cache; hit; ttl=42`, `Cache; fwd=uri-miss; fwd-status=200; stored`, `Cache; fwd=stale; fwd-status=304`.
 ///   A response served from the store also gets its current `Age`.

@@ -31,9 +31,10 @@ extension CacheEntry {
         /// Statuses a cache may give a heuristic lifetime (RFC 9110 §15.1).
         static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
         /// The statuses whose caching requirements this cache understands, for `must-understand` (RFC 9111 §5.2.2.3):
-        /// the final statuses RFC 9110 §15 defines, but `206` (ranges are never stored) and `304` (never stored).
+        /// the final statuses RFC 9110 §15 defines, but `304` (never stored).
         static let understoodStatuses: Set<Int> = [
-            200, 201, 202, 203, 204, 205, 300, 301, 302, 303, 305, 307, 308, 400, 401, 402, 403, 404, 405, 406, 407,
+            200, 201, 202, 203, 204, 205, 206, 300, 301, 302, 303, 305, 307, 308, 400, 401, 402, 403, 404, 405, 406,
+            407,
             408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 421, 422, 426, 500, 501, 502, 503, 504, 505,
         ]
         /// The share of the time since `Last-Modified` a heuristic lifetime lasts (RFC 9111 §4.2.2's example).

@@ -101,13 +101,15 @@ struct CacheTransaction {
     let authorizationPolicy: Cache.AuthorizationPolicy
     /// The request's own `Cache-Control` directives (and `Pragma: no-cache`).
     private let requestControl: CacheControl
-    private let requestFields: RequestFields
+    private let requestFields: CacheRequestFields
+    /// The one byte range the request asks for, when its `Range` is one the cache reads (RFC 9110 §14.2).
+    private let requestedRange: ByteRange.Requested?
     private var state = State.initial
 
     init(request: HTTPRequest, authorizationPolicy: Cache.AuthorizationPolicy) {
         self.request = request
         self.authorizationPolicy = authorizationPolicy
-        let fields = RequestFields(request.headers)
+        let fields = CacheRequestFields(request.headers)
         self.requestFields = fields
         var control = fields.hasCacheControl ? CacheControl(request.headers) : CacheControl()
         // RFC 9111 §5.4: Pragma: no-cache counts as no-cache when Cache-Control is absent.
@@ -117,6 +119,7 @@ struct CacheTransaction {
             control.noCache = true
         }
         self.requestControl = control
+        self.requestedRange = fields.hasRange ? ByteRange.requested(by: request.headers.values(for: "Range")) : nil
     }
 
     /// A transaction revalidating `entry`, stored under `key`, in the background for `request` (the one that was
@@ -146,8 +149,10 @@ struct CacheTransaction {
             return .forward(request)
         }
         // A streamed or downloaded body is never held in memory, so it is neither stored nor served from the store.
-        guard request.responseDelivery == .buffered, !requestFields.hasRange, let key = CacheKey.make(for: request),
-            isSendable
+        // A request for a range the cache reads, without conditions of its own (If-Range), is looked up; other
+        // requests with Range pass.
+        let readsRange = !requestFields.hasRange || (requestedRange != nil && !requestFields.isConditional)
+        guard request.responseDelivery == .buffered, readsRange, let key = CacheKey.make(for: request), isSendable
         else {
             state = .finished
             return .pass
@@ -184,6 +189,9 @@ struct CacheTransaction {
         }
         guard case .lookingUp(let key) = state else { preconditionFailure("CacheTransaction: lookedUp out of turn") }
         let onlyIfCached = request.cachePolicy == .onlyIfCached || requestControl.onlyIfCached
+        if let requestedRange {
+            return lookedUp(found, key: key, asking: requestedRange, onlyIfCached: onlyIfCached, now: now)
+        }
         guard let entry = CacheEntry.select(from: found, for: request) else {
             if onlyIfCached {
                 state = .finished
@@ -235,6 +243,36 @@ struct CacheTransaction {
         }
         state = .validating(Validation(key: key, sentAt: now, entry: entry, isBackground: false))
         return .forward(conditionalRequest(for: entry))
+    }
+
+    /// A request for one byte range: answered with a `206` from a whole or partial variant that holds the range and
+    /// is fresh enough — as a whole request would be from a fresh one (stale ones are not served for ranges, but to
+    /// `only-if-cached`) — else sent on as it is, and its `206` (or `200`) stored.
+    private mutating func lookedUp(
+        _ found: [CacheEntry], key: String, asking requested: ByteRange.Requested, onlyIfCached: Bool, now: Date
+    ) -> LookupAction {
+        if let (entry, range) = CacheEntry.select(from: found, for: request, asking: requested) {
+            let metadata = entry.metadata
+            let age = metadata.currentAge(at: now, responseDate: entry.responseDate)
+            let remaining = metadata.freshnessLifetime - age
+            let isFreshEnough =
+                !requestControl.noCache && !metadata.control.noCache && remaining > 0
+                && remaining >= Double(requestControl.minFresh ?? 0)
+                && (requestControl.maxAge.map { age <= Double($0) } ?? true)
+            if isFreshEnough || (onlyIfCached && metadata.mayServeStale) {
+                state = .finished
+                let ttl = CacheEntry.Metadata.signedSeconds(remaining)
+                return .respond(
+                    entry.partialResponse(to: request, range: range, age: age, cacheStatus: "Cache; hit; ttl=\(ttl)"))
+            }
+        }
+        if onlyIfCached {
+            state = .finished
+            return .respond(gatewayTimeout())
+        }
+        let reason = found.isEmpty ? "uri-miss" : "miss"
+        state = .forwarding(Forwarding(key: key, sentAt: now, stored: nil, reason: reason))
+        return .forward(request)
     }
 
     /// The result of the request sent last came back at `now`.
@@ -395,8 +433,10 @@ struct CacheTransaction {
         let metadata = entry.metadata
         let control = metadata.control
         let status = entry.status.rawValue
+        // §3.3: a 206 only in answer to the range asked for, and only one that can be combined (``isStorablePartial``).
         guard request.cachePolicy != .doNotStore, !requestControl.noStore, !metadata.forbidsStoring,
-            (200..<600).contains(status), status != 206, status != 304,
+            (200..<600).contains(status), status != 206 || (requestedRange != nil && entry.isStorablePartial),
+            status != 304,
             !metadata.varyNames.contains("*")
         else { return false }
         // §3.5: a response to a request with credentials only where a shared cache could store it; and a shared
@@ -482,35 +522,5 @@ struct CacheTransaction {
         var response = response
         response.headers.add(cacheStatus, for: "Cache-Status")
         return response
-    }
-}
-
-/// What the cache needs to know about a request's header fields, found in one pass over them.
-private struct RequestFields {
-    var hasCacheControl = false
-    var hasPragma = false
-    var hasAuthorization = false
-    var hasRange = false
-    /// The request carries a precondition of its own (RFC 9110 §13.1).
-    var isConditional = false
-
-    init(_ headers: HTTPHeaders) {
-        for field in headers {
-            let name = field.name
-            guard let first = name.utf8.first else { continue }
-            switch first | 0x20 {
-            case UInt8(ascii: "c"): if field.hasName("Cache-Control") { hasCacheControl = true }
-            case UInt8(ascii: "p"): if field.hasName("Pragma") { hasPragma = true }
-            case UInt8(ascii: "a"): if field.hasName("Authorization") { hasAuthorization = true }
-            case UInt8(ascii: "r"): if field.hasName("Range") { hasRange = true }
-            case UInt8(ascii: "i"):
-                if field.hasName("If-None-Match") || field.hasName("If-Modified-Since") || field.hasName("If-Match")
-                    || field.hasName("If-Unmodified-Since") || field.hasName("If-Range")
-                {
-                    isConditional = true
-                }
-            default: break
-            }
-        }
     }
 }
