@@ -104,6 +104,15 @@ import Testing
         #expect(field(jar, "http://www.example.com/") == "b=2")
     }
 
+    @Test func aLoopbackHostCountsAsSecureAsInBrowsers() {
+        for origin in ["http://localhost:8080", "http://127.0.0.1:8080", "http://[::1]:8080", "http://api.localhost"] {
+            let jar = jar(["a=1; Secure", "__Host-b=2; Secure; Path=/"], from: origin + "/")
+            #expect(jar.cookies.count == 2, "\(origin)")
+            #expect(field(jar, origin + "/x") == "a=1; __Host-b=2", "\(origin)")
+        }
+        #expect(jar(["a=1; Secure"], from: "http://127.0.0.2.example/").cookies.isEmpty)
+    }
+
     @Test func plainHTTPCannotReplaceOrShadowASecureCookie() {
         var jar = jar(["id=secure; Secure; Domain=example.com"])
         #expect(jar.receive(["id=plain"], for: request("http://www.example.com/"), now: now) == 0)
@@ -290,7 +299,8 @@ import Testing
             }
             let scheme = Bool.random(using: &random) ? "https" : "http"
             let path = ["", "/", "/x", "/x/y", "/a/b/c"].randomElement(using: &random)!
-            let url = "\(scheme)://\(hosts.randomElement(using: &random)!)\(path)"
+            let host = hosts.randomElement(using: &random)!
+            let url = "\(scheme)://\(host)\(path)"
             let date = now + Double(step)
             _ = SetCookie(line, now: date)
             jar.receive([line], for: request(url), now: date)
@@ -306,8 +316,106 @@ import Testing
                 #expect(cookie.expiresDate.map { $0 > date && $0 <= date + 400 * 86_400 } ?? true, "\(context)")
             }
             let sent = jar.cookies(for: request(url), now: date)
-            #expect(sent.allSatisfy { !$0.isSecure || scheme == "https" }, "\(context)")
+            let isLoopback = host == "localhost" || host == "[::1]"
+            #expect(sent.allSatisfy { !$0.isSecure || scheme == "https" || isLoopback }, "\(context)")
             #expect(zip(sent, sent.dropFirst()).allSatisfy { $0.path.utf8.count >= $1.path.utf8.count }, "\(context)")
+        }
+    }
+
+    // MARK: Randomised domain and path matching
+
+    /// Random hosts, `Domain` and `Path` attributes, public suffixes and request URLs: what the jar stores and sends
+    /// is what RFC 6265bis §5.1.3, §5.1.4 and §5.7 say, as a model written from the RFC's text computes it.
+    @Test func randomDomainsAndPathsMatchAsTheRFCSays() {
+        let seed = SplitMix64.seed()
+        print("CookieJarTests.randomDomainsAndPaths: seed \(seed) (replay with HTTP_TEST_SEED=\(seed))")
+        var random = SplitMix64(seed: seed)
+        let labels = ["a", "b", "ab", "example", "co", "uk", "x-y", "ba"]
+        let segments = ["a", "b", "ab", "a.b", "", "A"]
+        let suffixRules = ["co.uk", "b.a", "example.co"]
+        let list = PublicSuffixList(rules: suffixRules)
+
+        func randomHost(_ random: inout SplitMix64) -> [String] {
+            (0..<Int.random(in: 1...4, using: &random)).map { _ in labels.randomElement(using: &random)! }
+        }
+        func randomPath(_ random: inout SplitMix64) -> String {
+            let parts = (0..<Int.random(in: 0...3, using: &random)).map { _ in segments.randomElement(using: &random)! }
+            return "/" + parts.joined(separator: "/") + (Bool.random(using: &random) ? "/" : "")
+        }
+        // The model, from the RFC's words.
+        func isPublicSuffix(_ domain: String) -> Bool { !domain.contains(".") || suffixRules.contains(domain) }
+        func domainMatches(_ host: String, _ domain: String) -> Bool {
+            host == domain || host.hasSuffix("." + domain)
+        }
+        func pathMatches(_ path: String, _ cookiePath: String) -> Bool {
+            if path == cookiePath { return true }
+            guard path.hasPrefix(cookiePath) else { return false }
+            return cookiePath.hasSuffix("/") || path.dropFirst(cookiePath.count).hasPrefix("/")
+        }
+        func defaultPath(_ path: String) -> String {
+            guard let last = path.lastIndex(of: "/"), last != path.startIndex else { return "/" }
+            return String(path[..<last])
+        }
+
+        for round in 0..<3_000 {
+            let host = randomHost(&random)
+            let hostName = host.joined(separator: ".")
+            let path = randomPath(&random)
+            // A Domain attribute: none, a suffix of the host (the host itself included), or another name.
+            var domainAttribute: String?
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: domainAttribute = nil
+            case 1: domainAttribute = randomHost(&random).joined(separator: ".")
+            default:
+                domainAttribute = host.suffix(Int.random(in: 1...host.count, using: &random)).joined(separator: ".")
+            }
+            let spelledDomain = domainAttribute.map { (Bool.random(using: &random) ? "." : "") + $0.uppercased() }
+            let pathAttribute = Bool.random(using: &random) ? randomPath(&random) : nil
+
+            // What the model stores.
+            var stored: (domain: String, hostOnly: Bool)?
+            if let domain = domainAttribute {
+                if isPublicSuffix(domain) {
+                    stored = domain == hostName ? (hostName, true) : nil
+                } else {
+                    stored = domainMatches(hostName, domain) ? (domain, false) : nil
+                }
+            } else {
+                stored = (hostName, true)
+            }
+            let cookiePath = pathAttribute ?? defaultPath(path)
+
+            var line = "c=\(round)"
+            if let spelledDomain { line += "; Domain=" + spelledDomain }
+            if let pathAttribute { line += "; Path=" + pathAttribute }
+            var jar = CookieJar(publicSuffixes: list)
+            let url = "https://\(hostName)\(path)"
+            jar.receive([line], for: request(url), now: now)
+            let context = "seed \(seed), round \(round): \(line) from \(url)"
+            guard let stored else {
+                #expect(jar.cookies.isEmpty, "\(context)")
+                continue
+            }
+            guard let cookie = jar.cookies.first, jar.cookies.count == 1 else {
+                Issue.record("not stored: \(context)")
+                continue
+            }
+            #expect(cookie.domain == stored.domain && cookie.isHostOnly == stored.hostOnly, "\(context)")
+            #expect(cookie.path == cookiePath, "\(context)")
+
+            // Requests to random hosts and paths: sent exactly where the model says.
+            for _ in 0..<8 {
+                let otherHost =
+                    Bool.random(using: &random)
+                    ? hostName
+                    : (randomHost(&random) + (Bool.random(using: &random) ? host : [])).joined(separator: ".")
+                let otherPath =
+                    Bool.random(using: &random) ? cookiePath + randomPath(&random).dropFirst() : randomPath(&random)
+                let hostMatches = stored.hostOnly ? otherHost == stored.domain : domainMatches(otherHost, stored.domain)
+                let expected = hostMatches && pathMatches(otherPath, cookiePath)
+                let sent = jar.cookieField(for: request("https://\(otherHost)\(otherPath)"), now: now)
+                #expect((sent != nil) == expected, "\(context); sent to https://\(otherHost)\(otherPath)")
+            }
         }
     }
 }

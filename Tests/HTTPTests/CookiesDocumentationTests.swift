@@ -51,16 +51,37 @@ private func overviewSample() -> HTTPLoader {
     }
 
     @Test func keepingCookiesAcrossLaunches() async throws {
-        let now = Date()
-        let savedCookies = [
-            Cookie(
-                name: "session", value: "abc", domain: "api.example.com", expiresDate: now + 3_600, creationDate: now)
-        ]
-        let restored = Cookies(jar: CookieJar(cookies: savedCookies))
-        let mock = MockLoader().then(status: .ok)
-        restored.nextLoader = mock
-        _ = await restored.load(HTTPRequest(host: "api.example.com", path: "/me"))
-        #expect(mock.receivedRequests.first?.headers["Cookie"] == "session=abc")
+        let cookieFile = FileManager.default.temporaryDirectory.appendingPathComponent("cookies.json")
+        let lasting = Cookies(store: FileCookieStore(file: cookieFile))
+        defer { try? FileManager.default.removeItem(at: cookieFile) }
+        let mock = MockLoader()
+            .then(status: .ok, headers: ["Set-Cookie": "session=abc; Max-Age=3600"])
+        lasting.nextLoader = mock
+        _ = await lasting.load(HTTPRequest(host: "api.example.com", path: "/login"))
+        await lasting.waitUntilSaved()
+
+        let nextLaunch = Cookies(store: FileCookieStore(file: cookieFile))
+        let next = MockLoader().then(status: .ok)
+        nextLaunch.nextLoader = next
+        _ = await nextLaunch.load(HTTPRequest(host: "api.example.com", path: "/me"))
+        #expect(next.receivedRequests.first?.headers["Cookie"] == "session=abc")
+        await (ResetGuard() --> nextLaunch).reset()
+        #expect(!FileManager.default.fileExists(atPath: cookieFile.path))
+    }
+
+    @Test func publicSuffixes() async throws {
+        let suffixes = PublicSuffixList(rules: ["co.uk", "github.io", "*.ck", "!www.ck"])
+        let strict = Cookies(jar: CookieJar(publicSuffixes: suffixes))
+        let mock = MockLoader()
+            .then(
+                status: .ok,
+                headers: HTTPHeaders([
+                    .init(name: "Set-Cookie", value: "wide=1; Domain=co.uk"),
+                    .init(name: "Set-Cookie", value: "site=2; Domain=example.co.uk"),
+                ]))
+        strict.nextLoader = mock
+        _ = await strict.load(HTTPRequest(url: URL(string: "https://www.example.co.uk/")!))
+        #expect(strict.jar.cookies.map(\.name) == ["site"])
     }
 
     @Test func everySampleOfTheArticleIsInThisFile() throws {

@@ -163,6 +163,34 @@ import Testing
         #expect(!lines.withLock { $0 }.isEmpty)
     }
 
+    /// Every view the chain writes of a request, a response or an error — descriptions, header lists, cURL commands,
+    /// PrintLoader's log, a recording and its HAR export — hides the `Cookie` and `Set-Cookie` values.
+    @Test func cookieValuesAreRedactedInEveryLog() async throws {
+        let lines = Locked<[String]>([])
+        let mock = MockLoader()
+            .then(setting(["session=s3cr3t; Max-Age=60", "other=s3cr3t2"]))
+            .then(setting(["late=s3cr3t3"], status: .unauthorized))
+        let printer = PrintLoader(includesHeaders: true, sink: { line in lines.withLock { $0.append(line) } })
+        let recorder = Recorder()
+        let chain = Cookies(now: clock.closure) --> printer --> recorder --> mock
+        let first = try await chain.load(cacheRequest()).get()
+        let second = try await chain.load(cacheRequest()).get()
+        #expect(second.request.headers["Cookie"] == "session=s3cr3t; other=s3cr3t2")  // sent, as it should be
+        let error = HTTPError(.invalidResponse, request: second.request, response: second)
+        var views = [
+            first.description, second.description, second.request.description, error.description,
+            second.headers.description, second.request.headers.description, first.headers.description,
+            second.request.cURLCommand(), String(decoding: try recorder.cassette.jsonData(), as: UTF8.self),
+            String(decoding: try recorder.cassette.harData(), as: UTF8.self),
+        ]
+        views += second.request.headers.map(\.description) + first.headers.map(\.description)
+        views += lines.withLock { $0 }
+        #expect(!lines.withLock { $0 }.isEmpty)
+        for view in views {
+            #expect(!view.contains("s3cr3t"), "\(view)")
+        }
+    }
+
     @Test func itDescribesHowManyCookiesItHolds() async {
         let mock = MockLoader().then(setting(["a=1", "b=2"]))
         let cookies = Cookies(now: clock.closure)

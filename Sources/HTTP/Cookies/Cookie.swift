@@ -9,12 +9,13 @@ public import Foundation
 /// }
 /// ```
 ///
-/// A cookie's ``value`` is a secret: ``description`` shows its name and scope, never its value.
-public struct Cookie: Sendable, Hashable, CustomStringConvertible {
+/// A cookie's ``value`` is a secret: ``description`` shows its name and scope, never its value. It is `Codable` for a
+/// ``CookieStore`` of your own.
+public struct Cookie: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The `SameSite` attribute (RFC 6265bis §4.1.2.7), kept as the server set it. This client has no browsing
     /// context, so every request counts as same-site, and the attribute changes nothing about what is sent.
     @frozen
-    public enum SameSite: String, Sendable, Hashable {
+    public enum SameSite: String, Sendable, Hashable, Codable {
         case strict = "Strict"
         case lax = "Lax"
         case none = "None"

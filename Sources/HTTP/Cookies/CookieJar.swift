@@ -14,18 +14,19 @@ public import Foundation
 ///
 /// - **Scope.** Without `Domain`, a cookie is *host-only*: sent to the host that set it, and no other. With
 ///   `Domain`, it is sent to that domain and its subdomains — if the domain is the request's host or one of its
-///   parent domains; otherwise the cookie is refused. A `Domain` of a single label (`com`, `localhost`) is refused
-///   unless it is the host itself, when the cookie becomes host-only: this jar carries no public suffix list, so a
-///   multi-label suffix (`co.uk`) is not recognised — a server under one could set a cookie for its neighbours.
-///   An IP address accepts only itself as `Domain`. Without `Path` (or with one not starting with `/`), the path is
-///   the request's path up to its last `/`.
+///   parent domains; otherwise the cookie is refused. A `Domain` that is a public suffix (``publicSuffixes``: a
+///   single label such as `com` or `localhost` always, `co.uk` or `github.io` when the app's list says so) is
+///   refused unless it is the host itself, when the cookie becomes host-only (§5.7 step 9): no cookie is ever set
+///   for every site under a public suffix. An IP address accepts only itself as `Domain`. Without `Path` (or with
+///   one not starting with `/`), the path is the request's path up to its last `/`.
 /// - **Expiry.** `Max-Age` wins over `Expires`, wherever each stands; both are capped at 400 days. A cookie whose
 ///   expiry has passed removes the stored one of the same name, domain and path, and is not stored. Without either
 ///   the cookie lasts until the jar is emptied.
-/// - **Secure.** A `Secure` cookie is stored only from an `https` response, and an `http` response cannot replace
-///   a stored `Secure` cookie of the same name on an overlapping domain and path. `SameSite=None` without `Secure`
-///   is refused; so are `__Secure-` cookies without `Secure` and `__Host-` cookies without `Secure`, with a `Domain`
-///   or without `Path=/`, and a nameless cookie whose value starts with either prefix.
+/// - **Secure.** A `Secure` cookie is stored only from an `https` response — or one from a loopback host
+///   (`localhost`, `127.0.0.1`, `[::1]`), which counts as secure as it does in browsers — and an `http` response
+///   cannot replace a stored `Secure` cookie of the same name on an overlapping domain and path. `SameSite=None`
+///   without `Secure` is refused; so are `__Secure-` cookies without `Secure` and `__Host-` cookies without
+///   `Secure`, with a `Domain` or without `Path=/`, and a nameless cookie whose value starts with either prefix.
 /// - **Replacing.** A cookie with the same name, domain, host-only flag and path replaces the stored one, in its
 ///   place, and keeps its creation date.
 /// - **Limits.** At most ``maximumCookiesPerDomain`` cookies per domain and ``maximumCookies`` in all: beyond them,
@@ -34,9 +35,9 @@ public import Foundation
 /// ## Sending (§5.8.3)
 ///
 /// A request gets the cookies whose domain it matches, whose path is its path or a parent of it, that have not
-/// expired, and — for `Secure` ones — only over `https`. They are sent in one `Cookie` field, longer paths first,
-/// then earlier creation first: `a=1; b=2`. `HttpOnly` and `SameSite` are kept but change nothing: an HTTP client
-/// has no scripts and no browsing context, so every request counts as same-site.
+/// expired, and — for `Secure` ones — only over `https` (or to a loopback host). They are sent in one `Cookie`
+/// field, longer paths first, then earlier creation first: `a=1; b=2`. `HttpOnly` and `SameSite` are kept but
+/// change nothing: an HTTP client has no scripts and no browsing context, so every request counts as same-site.
 public struct CookieJar: Sendable {
     /// The cookies, in the order they were first stored.
     public private(set) var cookies: [Cookie]
@@ -44,6 +45,8 @@ public struct CookieJar: Sendable {
     public var maximumCookiesPerDomain: Int
     /// The most cookies kept in all.
     public var maximumCookies: Int
+    /// The public suffixes refused as a cookie's `Domain`; only single labels (`com`) by default.
+    public var publicSuffixes: PublicSuffixList
 
     /// Creates a jar.
     ///
@@ -52,10 +55,16 @@ public struct CookieJar: Sendable {
     ///   - maximumCookiesPerDomain: The most cookies kept for one domain; 50 by default (RFC 6265bis §6.1's
     ///     minimum).
     ///   - maximumCookies: The most cookies kept in all; 3,000 by default.
-    public init(cookies: [Cookie] = [], maximumCookiesPerDomain: Int = 50, maximumCookies: Int = 3_000) {
+    ///   - publicSuffixes: The public suffixes refused as a cookie's `Domain`; single labels only by default. Pass
+    ///     the Public Suffix List, or your own part of it, to refuse `co.uk` or `github.io` too.
+    public init(
+        cookies: [Cookie] = [], maximumCookiesPerDomain: Int = 50, maximumCookies: Int = 3_000,
+        publicSuffixes: PublicSuffixList = PublicSuffixList()
+    ) {
         self.cookies = cookies
         self.maximumCookiesPerDomain = max(1, maximumCookiesPerDomain)
         self.maximumCookies = max(1, maximumCookies)
+        self.publicSuffixes = publicSuffixes
     }
 
     // MARK: Storing
@@ -96,8 +105,8 @@ public struct CookieJar: Sendable {
     private mutating func store(_ parsed: SetCookie, from target: Target, now: Date) -> Bool {
         var domain = parsed.domain ?? ""
         if domain.utf8.contains(where: { $0 >= 0x80 }) { domain = Origin(host: domain).host }  // Punycode, as hosts are
-        // §5.7 step 9, with the single-label rule standing in for a public suffix list.
-        if !domain.isEmpty, !domain.contains(".") {
+        // §5.7 step 9: a public suffix is refused, unless it is the host itself (then the cookie is host-only).
+        if !domain.isEmpty, publicSuffixes.isPublicSuffix(domain) {
             guard domain == target.host else { return false }
             domain = ""
         }
@@ -222,7 +231,8 @@ public struct CookieJar: Sendable {
 
     // MARK: Matching
 
-    /// What of a request the jar reads: its canonical host, path and whether it is secure.
+    /// What of a request the jar reads: its canonical host, path and whether it is secure (`https`, or any scheme to
+    /// a loopback host).
     private struct Target {
         var host: String
         var path: String
@@ -235,7 +245,9 @@ public struct CookieJar: Sendable {
             host = origin.host
             let path = request.percentEncodedPath
             self.path = path.isEmpty ? "/" : path
-            isSecure = origin.scheme == "https"
+            // §5.7: a "secure" protocol is the user agent's to define; browsers count loopback as secure (a page
+            // on http://localhost is a secure context), and so does this jar.
+            isSecure = origin.scheme == "https" || HostName.isLoopback(origin.host)
         }
     }
 
