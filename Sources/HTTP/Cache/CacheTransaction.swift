@@ -18,12 +18,16 @@ import Foundation
 ///
 ///   HEAD: start ──► lookingUpForHead ──lookedUp──► updatingFromHead ──result──► deliver; a 200 updates the
 ///                                                                              stored GET response, or removes it
+///
+///   Range (one byte range): start ──► lookingUp ──lookedUp──► respond 206 from a whole or partial entry that holds
+///                                                   └───────► forwarding ──result──► deliver; a 206 is stored as a
+///                                                                                    part, combined with others
 /// ```
 struct CacheTransaction {
     /// What to do once the load starts.
     enum StartAction {
-        /// Not the cache's business (another safe method, a range, a request without a usable URL, one that
-        /// fails validation): send it on untouched and deliver what comes back.
+        /// Not the cache's business (another safe method, several ranges or `If-Range`, a request without a usable
+        /// URL, one that fails validation): send it on untouched and deliver what comes back.
         case pass
         /// Look up the entry under this key, then call ``lookedUp(_:now:)``.
         case lookUp(key: String)
