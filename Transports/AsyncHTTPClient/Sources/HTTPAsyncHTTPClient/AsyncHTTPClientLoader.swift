@@ -44,7 +44,9 @@ public import NIOSSL
 /// platform, Linux included:
 ///
 /// - A client identity (the `certificateChainAndPrivateKey` form: `ClientIdentity(pemEncoded:)`) is presented
-///   through NIOSSL; requests with one get connections of their own.
+///   through NIOSSL when the server asks for one; requests with one get connections of their own. A server that
+///   requires a certificate and gets none (or one it does not trust) ends the handshake, and the load fails with
+///   `insecureConnection` and no response.
 /// - A request with a server-trust evaluator is sent over a TLS connection the loader makes itself, with NIOSSL
 ///   and a verification callback: the platform's evaluation first (RFC 5280 path validation to the trust roots of
 ///   the client's `TLSConfiguration`, the system's by default, and the host name) unless the evaluator replaces it,
@@ -52,6 +54,16 @@ public import NIOSSL
 ///   fails with `insecureConnection` naming the reason. (AsyncHTTPClient takes no verification callback, so
 ///   AsyncHTTPClient speaks plain HTTP/1.1 to the loader's bridge over a private Unix domain socket, and the bridge
 ///   relays it over the verified connection.) Plain `http` with an evaluator is refused, as everywhere.
+///
+/// ## HTTP/2
+///
+/// Over `https`, the client offers HTTP/2 and HTTP/1.1 (ALPN) and speaks what the server picks
+/// (`HTTPClient.Configuration.httpVersion`, `.automatic` by default; `.http1Only` turns HTTP/2 off). Once a
+/// connection to an origin speaks HTTP/2, concurrent loads to that origin share it as streams (up to the server's
+/// `SETTINGS_MAX_CONCURRENT_STREAMS`); loads that start together before the first connection has been made may open
+/// a few connections of their own. Cancelling a load, a stream or a download resets its HTTP/2 stream only: the
+/// other loads on the connection go on. Requests with a server-trust evaluator go through the loader's verified
+/// connection, which speaks HTTP/1.1; plain `http` is HTTP/1.1 too (no cleartext HTTP/2).
 ///
 /// ## The client, and shutting it down
 ///

@@ -68,7 +68,9 @@ final class TLSBridge: Sendable {
                 connected.whenComplete { result in
                     switch result {
                     case .success(let outbound):
-                        Self.glue(inbound, outbound)
+                        // A TLS error after the handshake (a server that refuses the client's certificate says so
+                        // with an alert once it has checked it) is why the relayed connection closes.
+                        Self.glue(inbound, outbound) { box.withLockedValue { $0 }?.recordFailure($0) }
                     case .failure(let error):
                         box.withLockedValue { $0 }?.recordFailure(error)
                         inbound.close(promise: nil)
@@ -103,6 +105,8 @@ final class TLSBridge: Sendable {
         } else if let error = error as? NIOSSLError {
             sendable = error
         } else if let error = error as? NIOSSLExtraError {
+            sendable = error
+        } else if let error = error as? BoringSSLError {
             sendable = error
         } else if let error = error as? IOError {
             sendable = error
@@ -167,9 +171,12 @@ final class TLSBridge: Sendable {
     }
 
     /// Joins the two channels: each relays what it reads to the other; the request starts to flow.
-    private static func glue(_ inbound: any Channel, _ outbound: any Channel) {
+    private static func glue(
+        _ inbound: any Channel, _ outbound: any Channel, onTLSError: @escaping @Sendable (any Error) -> Void
+    ) {
         inbound.eventLoop.execute {
             let (one, other) = GlueHandler.matchedPair()
+            other.onTLSError = onTLSError
             do {
                 try inbound.pipeline.syncOperations.addHandler(one)
                 try outbound.pipeline.syncOperations.addHandler(other)
@@ -223,6 +230,8 @@ private final class GlueHandler: ChannelDuplexHandler {
     private var partner: GlueHandler?
     private var context: ChannelHandlerContext?
     private var pendingRead = false
+    /// Told of NIOSSL's errors on this end's channel, before the partner is closed.
+    var onTLSError: (@Sendable (any Error) -> Void)?
 
     static func matchedPair() -> (GlueHandler, GlueHandler) {
         let first = GlueHandler()
@@ -277,6 +286,7 @@ private final class GlueHandler: ChannelDuplexHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError { onTLSError?(error) }
         partner?.partnerClose()
     }
 

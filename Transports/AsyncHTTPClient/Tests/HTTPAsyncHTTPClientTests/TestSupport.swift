@@ -9,12 +9,17 @@ enum TestServers {
     static let httpbin: URL? = environment["HTTPBIN_URL"].flatMap(URL.init(string:))
     /// nginx, with `/download/32M.bin` (byte i is i % 251; ETag, Last-Modified, ranges) and `/person.json`.
     static let nginx: URL? = environment["NGINX_URL"].flatMap(URL.init(string:))
+    /// nginx over HTTPS with HTTP/2 (the test CA's certificate), each response naming its connection (`X-Connection`).
+    static let nginxHTTP2: URL? = environment["NGINX_H2_URL"].flatMap(URL.init(string:))
     /// The download server: `/file/SIZE?drop=KEY` cuts the first response for KEY off half-way; `/echo`.
     static let downloads: URL? = environment["DOWNLOADS_URL"].flatMap(URL.init(string:))
     static let tlsSelfSigned: URL? = environment["TLS_SELF_SIGNED_URL"].flatMap(URL.init(string:))
     static let tlsExpired: URL? = environment["TLS_EXPIRED_URL"].flatMap(URL.init(string:))
     static let tlsWrongName: URL? = environment["TLS_WRONG_NAME_URL"].flatMap(URL.init(string:))
     static let tlsTrusted: URL? = environment["TLS_TRUSTED_URL"].flatMap(URL.init(string:))
+    /// The HTTPS server that requires a client certificate the test CA issued, and answers `GET /` with its subject;
+    /// `client-identity.pem` (accepted) and `stranger-identity.pem` (refused) are beside ``tlsCAFile``.
+    static let tlsClientAuth: URL? = environment["TLS_CLIENT_AUTH_URL"].flatMap(URL.init(string:))
     /// The test CA's certificate (PEM); the servers' certificates (`trusted.pem`, `self-signed.pem`) are beside it.
     static let tlsCAFile: URL? = environment["TLS_CA_FILE"].map { URL(fileURLWithPath: $0) }
     /// Set by the test command: a missing server is then a failure, not a skip.
@@ -30,6 +35,8 @@ enum TestServers {
         guard TestServers.areRequired else { return }
         #expect(TestServers.haveHTTP, "HTTP_REQUIRE_SERVERS=1 but HTTPBIN_URL, NGINX_URL or DOWNLOADS_URL is not set")
         #expect(TestServers.haveTLS, "HTTP_REQUIRE_SERVERS=1 but a TLS_* variable is not set")
+        #expect(TestServers.tlsClientAuth != nil, "HTTP_REQUIRE_SERVERS=1 but TLS_CLIENT_AUTH_URL is not set")
+        #expect(TestServers.nginxHTTP2 != nil, "HTTP_REQUIRE_SERVERS=1 but NGINX_H2_URL is not set")
     }
 }
 
