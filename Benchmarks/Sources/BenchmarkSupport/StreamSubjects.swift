@@ -149,7 +149,9 @@ public func parseEventStream(_ chunks: [Data]) -> Int {
 public func streamThroughConnection(
     _ url: URL, asyncHTTPClient: Bool, warmUp: () -> Void
 ) async throws -> Int64 {
-    let environment = ServerEnvironment(baseURL: url.deletingLastPathComponent())!
+    var origin = URLComponents(url: url, resolvingAgainstBaseURL: false)!
+    origin.path = ""
+    let environment = ServerEnvironment(baseURL: origin.url!)!
     let ahc = asyncHTTPClient ? AsyncHTTPClientLoader() : nil
     let terminal: HTTPLoader = ahc.map { $0 as HTTPLoader } ?? URLSessionLoader()
     let connection = Connection(loader: makeDefaultChain(terminal: terminal, environment: environment))
@@ -158,7 +160,7 @@ public func streamThroughConnection(
     _ = try await connection.stream(person).chunks.reduce(0) { $0 + $1.count }
     warmUp()
     var request = makeDefaultChainRequest()
-    request.path = "/" + url.lastPathComponent
+    request.path = url.path
     let stream = try await connection.stream(request)
     var bytes: Int64 = 0
     for try await chunk in stream.chunks { bytes += Int64(chunk.count) }

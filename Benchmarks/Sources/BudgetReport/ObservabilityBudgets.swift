@@ -52,7 +52,7 @@ func measureObservability(rounds: Int, iterations: Int) async -> Section {
     subjects.append(
         ("the three, logger and metrics behind one Observe (a variant)", .observabilityChainWithOneObserve()))
     subjects.append(("Observe(an observer that ignores every event)", .observedMeasuredDefaultChain()))
-    let samples = await interleavedNanosecondsPerRequest(
+    let (wall, samples) = await interleavedNanosecondsPerRequest(
         subjects.map(\.subject), rounds: rounds, iterations: iterations)
     var section = Section(
         title: "In process, the observability adapters (default chain over the measuring canned terminal; "
