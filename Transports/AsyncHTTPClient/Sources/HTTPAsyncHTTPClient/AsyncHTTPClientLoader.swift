@@ -59,10 +59,9 @@ public import NIOSSL
 ///
 /// Over `https`, the client offers HTTP/2 and HTTP/1.1 (ALPN) and speaks what the server picks
 /// (`HTTPClient.Configuration.httpVersion`, `.automatic` by default; `.http1Only` turns HTTP/2 off). Once a
-/// connection to an origin speaks HTTP/2, concurrent loads to that origin share it as streams (up to the server's
-/// `SETTINGS_MAX_CONCURRENT_STREAMS`); loads that start together before the first connection has been made may open
-/// a few connections of their own. Cancelling a load, a stream or a download resets its HTTP/2 stream only: the
-/// other loads on the connection go on. Requests with a server-trust evaluator go through the loader's verified
+/// connection to an origin speaks HTTP/2, the loads to that origin that follow share it as concurrent streams (up to
+/// the server's `SETTINGS_MAX_CONCURRENT_STREAMS`). Cancelling a load, a stream or a download resets its HTTP/2
+/// stream only: the other loads on the connection go on. Requests with a server-trust evaluator go through the loader's verified
 /// connection, which speaks HTTP/1.1; plain `http` is HTTP/1.1 too (no cleartext HTTP/2).
 ///
 /// ## The client, and shutting it down
