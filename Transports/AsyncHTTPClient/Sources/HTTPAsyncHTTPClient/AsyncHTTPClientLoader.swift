@@ -61,8 +61,8 @@ public import NIOSSL
 /// (`HTTPClient.Configuration.httpVersion`, `.automatic` by default; `.http1Only` turns HTTP/2 off). Once a
 /// connection to an origin speaks HTTP/2, the loads to that origin that follow share it as concurrent streams (up to
 /// the server's `SETTINGS_MAX_CONCURRENT_STREAMS`). Cancelling a load, a stream or a download resets its HTTP/2
-/// stream only: the other loads on the connection go on. Requests with a server-trust evaluator go through the loader's verified
-/// connection, which speaks HTTP/1.1; plain `http` is HTTP/1.1 too (no cleartext HTTP/2).
+/// stream only: the other loads on the connection go on. Requests with a server-trust evaluator go through the
+/// loader's verified connection, which speaks HTTP/1.1; plain `http` is HTTP/1.1 too (no cleartext HTTP/2).
 ///
 /// ## The client, and shutting it down
 ///
