@@ -94,15 +94,21 @@ public struct GeneratedOverURLSessionTransportClient: LoopbackClient {
 
 /// The generated client over `LoaderTransport` in front of the default chain over `AsyncHTTPClientLoader`.
 public struct GeneratedOverLoaderTransportAHCClient: LoopbackClient {
-    public let name = "generated client, LoaderTransport → default chain → AsyncHTTPClientLoader"
+    public let name: String
     private let client: PersonAPI.Client
     private let terminal: AsyncHTTPClientLoader
 
-    public init(baseURL: URL) {
+    /// - Parameter buffered: Whether the transport hands bodies over buffered (`.buffered`) instead of streamed (its
+    ///   default).
+    public init(baseURL: URL, buffered: Bool = false) {
         terminal = AsyncHTTPClientLoader()
+        let chain = makeOpenAPIDefaultChain(terminal: terminal, baseURL: baseURL)
         client = PersonAPI.Client(
             serverURL: baseURL,
-            transport: LoaderTransport(loader: makeOpenAPIDefaultChain(terminal: terminal, baseURL: baseURL)))
+            transport: LoaderTransport(
+                configuration: .init(loader: chain, httpBodyProcessingMode: buffered ? .buffered : .streamed)))
+        name =
+            "generated client, LoaderTransport\(buffered ? " (buffered)" : "") → default chain → AsyncHTTPClientLoader"
     }
 
     public func close() {

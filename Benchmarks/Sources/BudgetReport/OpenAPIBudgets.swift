@@ -7,7 +7,7 @@ import Foundation
 /// swift-openapi-async-http-client when it ends in `AsyncHTTPClientLoader`; sequentially and at concurrency 16,
 /// judged on the mean of the runs' median ratios. The peers' clients have the middleware stack that stands for the
 /// default chain (one sets `Authorization`, three pass the request on). `LoaderTransport` with buffered bodies is
-/// shown beside it (no budget). Measured like ``measureLoopback(baseURL:plan:)``: interleaved turns in fresh clients
+/// shown beside it over each transport (no budget). Measured like ``measureLoopback(baseURL:plan:)``: interleaved turns in fresh clients
 /// every round, medians of per-round ratios with 95% intervals.
 func measureOpenAPILoopback(baseURL: URL, plan: LoopbackPlan) async throws -> Section {
     let urlSessionPeer = 0
@@ -15,6 +15,7 @@ func measureOpenAPILoopback(baseURL: URL, plan: LoopbackPlan) async throws -> Se
     let ahcPeer = 2
     let overAHC = 3
     let buffered = 4
+    let bufferedAHC = 5
     let separateRuns = try await repeatedLoopbackRuns(
         baseURL: baseURL, plan: plan, countsConnections: false,
         clients: [
@@ -23,6 +24,7 @@ func measureOpenAPILoopback(baseURL: URL, plan: LoopbackPlan) async throws -> Se
             { GeneratedOverAsyncHTTPClientTransportClient(baseURL: baseURL) },
             { GeneratedOverLoaderTransportAHCClient(baseURL: baseURL) },
             { GeneratedOverLoaderTransportClient(baseURL: baseURL, buffered: true) },
+            { GeneratedOverLoaderTransportAHCClient(baseURL: baseURL, buffered: true) },
         ]
     )
     let runs = LoopbackRuns(pooling: separateRuns)
@@ -46,6 +48,10 @@ func measureOpenAPILoopback(baseURL: URL, plan: LoopbackPlan) async throws -> Se
             .info(
                 "\(mode.name): LoaderTransport buffered ÷ streamed (both over URLSessionLoader)",
                 shownRatio(rate[buffered], to: rate[overURLSession])))
+        section.rows.append(
+            .info(
+                "\(mode.name): LoaderTransport buffered ÷ streamed (both over AsyncHTTPClientLoader)",
+                shownRatio(rate[bufferedAHC], to: rate[overAHC])))
     }
     return section
 }

@@ -152,6 +152,7 @@ struct Options {
         "openapi-generated-loader-buffered": { GeneratedOverLoaderTransportClient(baseURL: $0, buffered: true) },
         "openapi-generated-ahc": { GeneratedOverAsyncHTTPClientTransportClient(baseURL: $0) },
         "openapi-generated-ahc-loader": { GeneratedOverLoaderTransportAHCClient(baseURL: $0) },
+        "openapi-generated-ahc-loader-buffered": { GeneratedOverLoaderTransportAHCClient(baseURL: $0, buffered: true) },
     ]
 
     static func loopbackClient(named name: String) -> (@Sendable (URL) -> any LoopbackClient)? {
