@@ -1,5 +1,5 @@
 import Foundation
-import HTTP
+@_spi(Transport) import HTTP
 import Testing
 
 /// A body that a test produces chunk by chunk, as a transport would: it stops when the stream pauses it (the

@@ -110,4 +110,52 @@ import Testing
         #expect(transport.recordedCalls.count >= 4, "the transfer paused and resumed: \(transport.recordedCalls)")
         #expect(largest.withLock { $0 } <= limit + chunk, "the producer ran on past the limit while unpaused")
     }
+
+    /// A transport that reads on at once when it is resumed delivers from inside the resume call, on the consumer's
+    /// thread: that deliver must not wait for the loop it is nested in (a deadlock), and the loop must still pause
+    /// the transport when the nested deliveries fill the buffer again.
+    @Test func aDeliverFromInsideTheResumeCallDoesNotWaitForItself() async throws {
+        let limit = 1000
+        let stream = HTTPBodyStream(request: HTTPRequest(host: "example.com"), bufferLimit: limit)
+        let transport = FaithfulTransport()
+        let sent = Locked(0)
+        let total = limit * 20
+        stream.connect(cancel: {}) { paused in
+            transport.setPaused(paused)
+            guard !paused else { return }
+            // Read on until told to pause, delivering synchronously from inside this call.
+            while !transport.isPaused {
+                let more = sent.withLock { sent -> Bool in
+                    guard sent < total else { return false }
+                    sent += 100
+                    return true
+                }
+                guard more else {
+                    stream.finish()
+                    return
+                }
+                stream.deliver(Data(count: 100))
+            }
+        }
+        // The first fill, from the test's thread, until the stream pauses the transport.
+        while !transport.isPaused, sent.withLock({ $0 }) < total {
+            sent.withLock { $0 += 100 }
+            stream.deliver(Data(count: 100))
+        }
+        let received = await withDeadline(seconds: 60, "calls \(transport.recordedCalls)") {
+            var count = 0
+            do {
+                for try await data in stream { count += data.count }
+            } catch {
+                return -1
+            }
+            return count
+        }
+        #expect(received == total)
+        let calls = transport.recordedCalls
+        #expect(calls.count >= 4, "paused and resumed more than once: \(calls)")
+        for (index, call) in calls.enumerated() {
+            #expect(call == (index % 2 == 0), "calls out of order: \(calls)")
+        }
+    }
 }

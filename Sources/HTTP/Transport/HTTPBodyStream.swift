@@ -22,44 +22,40 @@ public import Foundation
 /// The stream is meant for one consumer: iterating it from two places at once hands each chunk to one of them.
 public final class HTTPBodyStream: AsyncSequence, Sendable {
     public typealias Element = Data
+    typealias Machine = BodyStreamStateMachine
 
-    private struct State {
-        var chunks: [Data] = []
-        var head = 0
-        var bufferedBytes = 0
-        /// How the body ended, once it has: `nil` when it is complete.
-        var end: HTTPError??
-        var waiter = Waiters<Void>()
-        var waiterID: UInt64?
-        /// Whether the transfer should be paused: decided under the lock, by deliver and by the consumer.
-        var producerIsPaused = false
-        /// What the pause closure was last called with, and whether a thread is calling it: the calls are made one
-        /// at a time, until the transport has the state last decided (``applyPauseChanges()``).
-        var appliedPause = false
-        var isApplyingPause = false
-        /// The thread calling the pause closure, while one is: a deliver from inside that call (a transport that
-        /// reads on at once when resumed) leaves the call to the loop already running on its thread.
-        var pauseCaller: ObjectIdentifier?
+    /// The machine, and what performing its actions needs: the parked consumers, the transport's closures and the
+    /// spill file.
+    struct Driven {
+        var machine: Machine
+        var consumers: [CheckedContinuation<Void, Never>] = []
         var cancelTransfer: (@Sendable () -> Void)?
         var pauseTransfer: (@Sendable (Bool) -> Void)?
         /// Bytes received beyond the limit while the transfer could not be paused, in arrival order after the
         /// chunks in memory.
         var spill: SpillFile?
+
+        /// The consumers to resume (after the lock) when `wake`.
+        mutating func takeConsumers(if wake: Bool) -> [CheckedContinuation<Void, Never>] {
+            guard wake else { return [] }
+            defer { consumers = [] }
+            return consumers
+        }
     }
 
     /// The most bytes held for the consumer before the transport stops reading. 256 KiB by default.
     public let bufferLimit: Int
-    private let request: HTTPRequest
-    private let state = Locked(State())
+    let request: HTTPRequest
+    let state: Locked<Driven>
     /// Signalled when a thread stops calling the pause closure: a deliver that decided to pause while another
     /// thread was calling it waits for that thread, so the transport is paused when the deliver returns.
-    private let pauseCallsEnded = NSCondition()
+    let pauseCallsEnded = NSCondition()
 
     /// A stream that a transport feeds: for terminal loaders of your own (a transport over another HTTP client).
     ///
     /// The transport makes the stream when the response head arrives, sets how to stop and pause its transfer with
     /// ``connect(cancel:pause:)``, hands each chunk over with ``deliver(_:)`` as it arrives, and ends it exactly
-    /// once with ``finish(throwing:)``:
+    /// once with ``finish(throwing:)`` (these are for transports: `@_spi(Transport) import HTTP`):
     ///
     /// ```swift
     /// let stream = HTTPBodyStream(request: request)
@@ -74,9 +70,11 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
     /// - Parameters:
     ///   - request: The request whose response body this is, for the errors the stream throws.
     ///   - bufferLimit: The most bytes held for the consumer before the producer pauses.
-    public init(request: HTTPRequest, bufferLimit: Int = 256 * 1024) {
+    @_spi(Transport) public init(request: HTTPRequest, bufferLimit: Int = 256 * 1024) {
         self.request = request
-        self.bufferLimit = Swift.max(1, bufferLimit)
+        let machine = Machine(bufferLimit: bufferLimit)
+        self.bufferLimit = machine.bufferLimit
+        self.state = Locked(Driven(machine: machine))
     }
 
     /// A stream of a body that is already complete: for transports and test doubles that produce bodies in
@@ -93,183 +91,79 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
     }
 
     deinit {
-        let cancel = state.withLock { state -> (@Sendable () -> Void)? in
-            state.end == nil ? state.cancelTransfer : nil
+        let cancel = state.withLock { driven -> (@Sendable () -> Void)? in
+            driven.machine.isEnded ? nil : driven.cancelTransfer
         }
         cancel?()
         state.withLock { $0.spill?.remove() }
     }
 
-    // MARK: - Producer side
-
-    /// Sets what stops the transfer (when the consumer cancels or drops the stream), and what pauses and
-    /// resumes it when the buffer is full (`nil`: the stream spills to a file instead). For transports.
-    ///
-    /// - Parameters:
-    ///   - cancel: Stops the transfer. Called at most once, from the consumer's thread, or at once when the
-    ///     stream was cancelled before it was connected.
-    ///   - pause: Called with `true` from ``deliver(_:)`` when the buffer passes ``bufferLimit``, and with `false`
-    ///     from the consumer's thread once it has taken half of it. Must not block.
-    public func connect(cancel: @escaping @Sendable () -> Void, pause: (@Sendable (Bool) -> Void)?) {
-        let cancelledAlready = state.withLock { state -> Bool in
-            state.cancelTransfer = cancel
-            state.pauseTransfer = pause
-            if case .some(.some(let error)) = state.end, error.code == .cancelled { return true }
-            return false
-        }
-        if cancelledAlready { cancel() }
-    }
-
-    /// Hands a chunk to the consumer. When the buffer is over its limit the transfer pauses, through the
-    /// closure given to ``connect(cancel:pause:)``; without one the chunk goes to the spill file. Chunks after the
-    /// end are dropped. For transports.
-    ///
-    /// - Parameter chunk: The next bytes of the body.
-    public func deliver(_ chunk: Data) {
-        guard !chunk.isEmpty else { return }
-        enum PauseCall { case none, apply, awaitCaller }
-        let (waiter, pauseCall, failure) = state.withLock {
-            state -> (CheckedContinuation<Void, Never>?, PauseCall, HTTPError?) in
-            guard state.end == nil else { return (nil, .none, nil) }
-            if state.spill?.hasUnreadBytes == true || (state.pauseTransfer == nil && state.bufferedBytes > bufferLimit)
-            {
-                do {
-                    if state.spill == nil { state.spill = try SpillFile() }
-                    try state.spill?.append(chunk)
-                } catch {
-                    return (
-                        nil, .none,
-                        HTTPError(
-                            .unknown, request: request,
-                            message:
-                                "could not keep the streamed body for a slow consumer in a temporary file: \(error)",
-                            underlyingError: error)
-                    )
-                }
-            } else {
-                state.chunks.append(chunk)
-                state.bufferedBytes += chunk.count
-            }
-            let waiter = state.waiterID.flatMap { state.waiter.answer($0, with: ()) }
-            if waiter != nil { state.waiterID = nil }
-            guard state.bufferedBytes > bufferLimit, !state.producerIsPaused, state.pauseTransfer != nil else {
-                return (waiter, .none, nil)
-            }
-            state.producerIsPaused = true
-            return (waiter, Self.claimPauseCalls(&state) ? .apply : .awaitCaller, nil)
-        }
-        if let failure {
-            finish(throwing: failure)
-            state.withLock { $0.cancelTransfer }?()
-            return
-        }
-        waiter?.resume()
-        switch pauseCall {
-        case .none: break
-        case .apply: applyPauseChanges()
-        case .awaitCaller: awaitPauseCalls()
-        }
-    }
-
-    /// Under the lock, after a change of `producerIsPaused`: whether this thread is to call the pause closure (no other
-    /// thread is calling it now).
-    private static func claimPauseCalls(_ state: inout State) -> Bool {
-        guard !state.isApplyingPause else { return false }
-        state.isApplyingPause = true
-        state.pauseCaller = ObjectIdentifier(Thread.current)
-        return true
-    }
-
-    /// A deliver decided to pause while another thread was calling the pause closure (a read resuming the
-    /// transfer): that thread's loop makes the call, and the deliver returns only once it has, so a transport that
-    /// reads on until told to pause is told before its next chunk. Without the wait, a consumer thread descheduled
-    /// between its two calls let the producer run on past the limit for as long as it slept. A deliver from inside
-    /// the call, on the caller's own thread, does not wait: the loop it is nested in makes the call when it returns.
-    private func awaitPauseCalls() {
-        let thread = ObjectIdentifier(Thread.current)
-        pauseCallsEnded.lock()
-        defer { pauseCallsEnded.unlock() }
-        while state.withLock({ $0.isApplyingPause && $0.pauseCaller != thread }) {
-            pauseCallsEnded.wait()
-        }
-    }
-
-    /// Calls the pause closure, one call at a time, until the transport has the state last decided. A deliver that
-    /// pauses and a read that resumes decide in turn under the lock; called in the other order outside it, they
-    /// would leave the transfer paused with nothing buffered, and the stream would wait forever.
-    private func applyPauseChanges() {
-        while let (pause, paused) = state.withLock({ state -> ((@Sendable (Bool) -> Void), Bool)? in
-            guard let pause = state.pauseTransfer, state.appliedPause != state.producerIsPaused else {
-                state.isApplyingPause = false
-                state.pauseCaller = nil
-                return nil
-            }
-            state.appliedPause = state.producerIsPaused
-            return (pause, state.producerIsPaused)
-        }) {
-            pause(paused)
-        }
-        pauseCallsEnded.lock()
-        pauseCallsEnded.broadcast()
-        pauseCallsEnded.unlock()
-    }
-
-    /// Ends the stream: complete (`error == nil`) or failed. Only the first end counts. For transports.
-    ///
-    /// - Parameter error: Why the transfer failed, or `nil` when the body is complete.
-    public func finish(throwing error: HTTPError? = nil) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard state.end == nil else { return nil }
-            state.end = .some(error)
-            if error?.code == .cancelled {
-                // Cancelled: what was received and not taken is dropped, and iteration ends at once. (After a
-                // failure, the bytes that arrived before it are still handed over, then the error.)
-                state.chunks = []
-                state.head = 0
-                state.bufferedBytes = 0
-                state.spill?.remove()
-                state.spill = nil
-            }
-            let waiter = state.waiterID.flatMap { state.waiter.answer($0, with: ()) }
-            state.waiterID = nil
-            state.producerIsPaused = false
-            return waiter
-        }
-        waiter?.resume()
-    }
-
     /// Whether the stream has ended (complete, failed or cancelled).
-    public var isFinished: Bool { state.withLock { $0.end != nil } }
+    public var isFinished: Bool { state.withLock { $0.machine.isEnded } }
 
     /// The bytes received and not yet taken by the consumer.
-    public var bufferedByteCount: Int { state.withLock { $0.bufferedBytes } }
+    public var bufferedByteCount: Int { state.withLock { $0.machine.bufferedBytes } }
 
     /// Whether the stream has paused its transfer because the consumer lags (for tests).
-    package var isProducerPaused: Bool { state.withLock { $0.producerIsPaused } }
+    package var isProducerPaused: Bool { state.withLock { $0.machine.isPauseDecided } }
+
+    /// The thread that calls: see ``BodyStreamStateMachine/Caller``.
+    static func currentCaller() -> Machine.Caller { ObjectIdentifier(Thread.current) }
+
+    /// Sees to the transport's pause closure as the machine said (`caller` is the thread this runs on).
+    func perform(_ pause: Machine.PauseCall, caller: Machine.Caller) {
+        switch pause {
+        case .none:
+            return
+        case .call:
+            // One call at a time, until the transport has the decision last made.
+            while let (closure, paused) = state.withLock({ driven -> ((@Sendable (Bool) -> Void), Bool)? in
+                guard case .callPause(let paused) = driven.machine.handle(.pauseCallDue(caller)),
+                    let closure = driven.pauseTransfer
+                else { return nil }
+                return (closure, paused)
+            }) {
+                closure(paused)
+            }
+            pauseCallsEnded.lock()
+            pauseCallsEnded.broadcast()
+            pauseCallsEnded.unlock()
+        case .awaitCaller:
+            pauseCallsEnded.lock()
+            defer { pauseCallsEnded.unlock() }
+            while state.withLock({ $0.machine.isCallingPause(otherThan: caller) }) {
+                pauseCallsEnded.wait()
+            }
+        }
+    }
 
     // MARK: - Consumer side
 
     /// Stops the transfer and drops what the consumer has not taken; iteration ends by throwing
     /// ``HTTPError/Code/cancelled``. Does nothing once the consumer has taken the whole body, or the stream failed.
     public func cancel() {
-        let cancelTransfer = state.withLock { state -> (@Sendable () -> Void)? in
-            // A body that arrived completely but is not consumed yet is dropped too.
-            if case .some(.none) = state.end, state.head < state.chunks.count || state.spill?.hasUnreadBytes == true {
-                state.end = nil
+        let cancelled = HTTPError(.cancelled, request: request, message: "the response body's stream was cancelled")
+        let (consumers, cancelTransfer) = state.withLock {
+            driven -> ([CheckedContinuation<Void, Never>], (@Sendable () -> Void)?) in
+            guard
+                case .finished(let wake, let removeSpill, let cancelTransfer) = driven.machine.handle(
+                    .cancel(cancelled))
+            else { return ([], nil) }
+            if removeSpill {
+                driven.spill?.remove()
+                driven.spill = nil
             }
-            guard state.end == nil else { return nil }
-            return state.cancelTransfer
+            return (driven.takeConsumers(if: wake), cancelTransfer ? driven.cancelTransfer : nil)
         }
-        finish(throwing: HTTPError(.cancelled, request: request, message: "the response body's stream was cancelled"))
+        for consumer in consumers { consumer.resume() }
         cancelTransfer?()
     }
 
     /// The next chunk, waiting for it; `nil` once the body is complete.
     func next() async throws(HTTPError) -> Data? {
         while true {
-            let id = state.withLock { $0.waiter.nextID() }
             enum Taken {
-                case chunk(Data, appliesPause: Bool)
+                case chunk(Data, resumes: Bool)
                 case end(HTTPError?)
                 case failed(HTTPError)
                 case wait
@@ -277,35 +171,18 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
             var taken = Taken.wait
             await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
-                    taken = state.withLock { state -> Taken in
-                        if state.head < state.chunks.count {
-                            let chunk = state.chunks[state.head]
-                            state.head += 1
-                            state.bufferedBytes -= chunk.count
-                            if state.head == state.chunks.count {
-                                state.chunks.removeAll(keepingCapacity: true)
-                                state.head = 0
-                            } else if state.head > 64, state.head * 2 > state.chunks.count {
-                                state.chunks.removeFirst(state.head)
-                                state.head = 0
-                            }
-                            var appliesPause = false
-                            if state.producerIsPaused, state.bufferedBytes <= bufferLimit / 2 {
-                                state.producerIsPaused = false
-                                appliesPause = Self.claimPauseCalls(&state)
-                            }
-                            state.waiter.answerUnparked(id, with: ())
-                            return .chunk(chunk, appliesPause: appliesPause)
-                        }
-                        if let spill = state.spill, spill.hasUnreadBytes {
-                            state.waiter.answerUnparked(id, with: ())
+                    taken = state.withLock { driven -> Taken in
+                        switch driven.machine.handle(.read) {
+                        case .chunk(let chunk, let resumes):
+                            return .chunk(chunk, resumes: resumes)
+                        case .readSpill(let count):
                             do {
-                                let chunk = try spill.read(upTo: 64 * 1024)
-                                if !spill.hasUnreadBytes {
-                                    spill.remove()
-                                    state.spill = nil
+                                let chunk = try driven.spill?.read(upTo: count) ?? Data()
+                                if case .removeSpill = driven.machine.handle(.spillRead(chunk.count)) {
+                                    driven.spill?.remove()
+                                    driven.spill = nil
                                 }
-                                return .chunk(chunk, appliesPause: false)
+                                return .chunk(chunk, resumes: false)
                             } catch {
                                 return .failed(
                                     HTTPError(
@@ -313,14 +190,14 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
                                         message: "could not read back the streamed body kept in a temporary file",
                                         underlyingError: error))
                             }
+                        case .end(let error):
+                            return .end(error)
+                        case .wait:
+                            driven.consumers.append(continuation)
+                            return .wait
+                        default:
+                            return .failed(HTTPError(.unknown, request: request, message: "the stream lost its state"))
                         }
-                        if let end = state.end {
-                            state.waiter.answerUnparked(id, with: ())
-                            return .end(end)
-                        }
-                        state.waiter.park(id, continuation)
-                        state.waiterID = id
-                        return .wait
                     }
                     if case .wait = taken { return }
                     continuation.resume()
@@ -328,10 +205,14 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
             } onCancel: {
                 self.cancel()
             }
-            state.withLock { _ = $0.waiter.takeAnswer(id) }
             switch taken {
-            case .chunk(let chunk, let appliesPause):
-                if appliesPause { applyPauseChanges() }
+            case .chunk(let chunk, let resumes):
+                if resumes {
+                    // The thread this task runs on now: it may not be the one it read on.
+                    let caller = Self.currentCaller()
+                    let action = state.withLock { $0.machine.handle(.resumeDue(caller)) }
+                    if case .pause(let pause) = action { perform(pause, caller: caller) }
+                }
                 return chunk
             case .failed(let error):
                 finish(throwing: error)
@@ -396,43 +277,5 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
             }
             continuation.onTermination = { _ in task.cancel() }
         }
-    }
-}
-
-/// A stream's bytes beyond its limit, in a temporary file: appended at the end, read from the front.
-final class SpillFile: @unchecked Sendable {  // Sendable: used only inside its stream's lock
-    private let url: URL
-    private let writer: FileHandle
-    private let reader: FileHandle
-    private var written: UInt64 = 0
-    private var read: UInt64 = 0
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appending(path: "http-stream-\(UUID().uuidString).spill")
-        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-            throw BodyError("could not create \(url.path)")
-        }
-        writer = try FileHandle(forWritingTo: url)
-        reader = try FileHandle(forReadingFrom: url)
-    }
-
-    var hasUnreadBytes: Bool { read < written }
-
-    func append(_ data: Data) throws {
-        try writer.write(contentsOf: data)
-        written += UInt64(data.count)
-    }
-
-    func read(upTo count: Int) throws -> Data {
-        try reader.seek(toOffset: read)
-        let data = try reader.read(upToCount: Int(min(UInt64(count), written - read))) ?? Data()
-        read += UInt64(data.count)
-        return data
-    }
-
-    func remove() {
-        try? writer.close()
-        try? reader.close()
-        try? FileManager.default.removeItem(at: url)
     }
 }
