@@ -11,7 +11,18 @@ import Foundation
 /// → #19 GET https://api.example.com/v1/avatars/42
 /// ↪ #19 302 Found GET https://api.example.com/v1/avatars/42 → GET https://cdn.example.com/a/42.png
 /// ← #19 200 OK GET https://api.example.com/v1/avatars/42 · 5120 bytes · 88.1 ms (head 20.3 ms)
+/// → #20 GET https://api.example.com/v1/export
+/// ← #20 200 OK GET https://api.example.com/v1/export · streaming · 12.4 ms (head 12.1 ms)
+/// ⇣ #20 200 OK GET https://api.example.com/v1/export · streamed 1.2 MB in 340.2 ms
+/// → #21 GET https://api.example.com/v1/videos/42.mp4
+/// ← #21 200 OK GET https://api.example.com/v1/videos/42.mp4 · saved 5.0 MB to /tmp/videos/42.mp4 · 1.31 s
 /// ```
+///
+/// A streamed body (``HTTPLoader/stream(_:)``) is still arriving when its head passes by, so its result line says
+/// `streaming`, and a `⇣` line reports its size when it ends — complete, cut off (a `✕` line with the error) or
+/// cancelled (by its reader, a retry, a reset). (To see the end, the loader passes the body on through a stream of its own, with the same
+/// backpressure.) A download (``HTTPLoader/download(_:to:resumeAttempts:)``) reports the size of the file and where
+/// it goes.
 ///
 /// Each line starts with the load's ``LoadID`` (stamped here when no loader above did), so that a request and its
 /// result can be matched among concurrent loads — also loads of the same request value, which share an
@@ -68,12 +79,39 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
         let result = await loadNext(request)
         let elapsed = HTTPMetrics.format(ContinuousClock.now - start)
         switch result {
-        case .success(let response):
+        case .success(var response):
             let measured = Self.measurements(of: response.request, response.metrics)
+            let size: String
+            if response.bodyStream != nil {
+                size = "streaming"
+            } else if let file = response.fileURL {
+                size =
+                    "saved \(Self.savedSize(of: file, for: response)) to \(redaction.display(text: Self.path(of: file)))"
+            } else {
+                size = "\(response.body.count) bytes"
+            }
             sink(
-                "← \(tag) \(response.status) \(target) · \(response.body.count) bytes · \(elapsed)\(measured)"
-                    + headerSuffix(response.headers)
+                "← \(tag) \(response.status) \(target) · \(size) · \(elapsed)\(measured)\(headerSuffix(response.headers))"
             )
+            guard let body = response.bodyStream else { return result }
+            let head = "\(tag) \(response.status) \(target)"
+            response.bodyStream = BodyRelay.relay(body, request: response.request) {
+                [sink, redaction] received, failure in
+                let size = Self.format(byteCount: received)
+                let took = HTTPMetrics.format(ContinuousClock.now - start)
+                switch failure {
+                case nil:
+                    sink("⇣ \(head) · streamed \(size) in \(took)")
+                case let error? where error.code == .cancelled:
+                    sink("⇣ \(head) · stream cancelled after \(size) in \(took)")
+                case let error?:
+                    let cause = error.underlyingErrorDescription.map { " (underlying: \(redaction.display(text: $0)))" }
+                    sink(
+                        "✕ \(tag) \(error.code) \(target) · streamed \(size) in \(took), then failed — "
+                            + "\(redaction.display(text: error.message))\(cause ?? "")")
+                }
+            }
+            return .success(response)
         case .failure(let error):
             let measured = Self.measurements(of: error.request, error.metrics ?? error.response?.metrics)
             let status = error.response.map { " (HTTP \($0.status))" } ?? ""
@@ -82,6 +120,40 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
             sink("✕ \(tag) \(error.code) \(target) · \(elapsed)\(measured) — \(message)\(status)\(cause)")
         }
         return result
+    }
+
+    /// `"213 bytes"` below a kilobyte; `"12.0 KB"`, `"1.2 MB"`, `"2.50 GB"` (decimal units) above.
+    static func format(byteCount: Int64) -> String {
+        let bytes = Double(byteCount)
+        switch byteCount {
+        case ..<1_000: return "\(byteCount) bytes"
+        case ..<1_000_000: return String(format: "%.1f KB", bytes / 1e3)
+        case ..<1_000_000_000: return String(format: "%.1f MB", bytes / 1e6)
+        default: return String(format: "%.2f GB", bytes / 1e9)
+        }
+    }
+
+    /// The size of the file a download wrote, `"5.0 MB"`; with `" (resumed at 2.0 MB)"` for a `206` appended to the
+    /// bytes the file had.
+    private static func savedSize(of file: URL, for response: HTTPResponse) -> String {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: file.path)
+        let size = (attributes?[.size] as? NSNumber)?.int64Value ?? 0
+        guard response.status == .partialContent, case .file(_, let offset) = response.request.responseDelivery,
+            offset > 0
+        else { return format(byteCount: size) }
+        return "\(format(byteCount: size)) (resumed at \(format(byteCount: offset)))"
+    }
+
+    /// Where a download goes: the destination ``HTTPLoader/download(_:to:resumeAttempts:)`` moves its temporary file
+    /// to once the body is complete (`.<name>.<UUID>.download` beside it), or the file itself.
+    private static func path(of file: URL) -> String {
+        let name = file.lastPathComponent
+        guard name.hasPrefix("."), name.hasSuffix(".download") else { return file.path }
+        let inner = name.dropFirst().dropLast(".download".count)
+        guard let dot = inner.lastIndex(of: "."), UUID(uuidString: String(inner[inner.index(after: dot)...])) != nil,
+            dot > inner.startIndex
+        else { return file.path }
+        return file.deletingLastPathComponent().appending(path: String(inner[..<dot])).path
     }
 
     /// `" (attempt 2, head 12.0 ms)"`: the attempt after a retry, and the time to the response head where the
@@ -123,6 +195,93 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
                 sink("↪ \(event.loadID) \(redirect.status) \(from) → \(target)")
             default:
                 return
+            }
+        }
+    }
+}
+
+/// A streamed body passed on through a stream of its own, so that ``PrintLoader`` sees it end and how big it was.
+///
+/// The relay reads the transport's stream one chunk at a time and hands each on; when its own stream is full it stops
+/// reading until the consumer catches up, so the transport's backpressure holds (the body waits in the two streams,
+/// at most twice the limit). Cancelling or dropping the relay's stream cancels the transport's.
+private enum BodyRelay {
+    static func relay(
+        _ upstream: HTTPBodyStream, request: HTTPRequest,
+        ended: @escaping @Sendable (_ received: Int64, _ failure: HTTPError?) -> Void
+    ) -> HTTPBodyStream {
+        let relay = HTTPBodyStream(request: request, bufferLimit: upstream.bufferLimit)
+        let gate = PauseGate()
+        relay.connect(
+            cancel: {
+                upstream.cancel()
+                gate.set(paused: false)
+            },
+            pause: { paused in gate.set(paused: paused) })
+        // Holds the relay weakly: a consumer that drops it cancels the transfer (its deinit calls `cancel` above).
+        Task { [weak relay] in
+            var received: Int64 = 0
+            var failure: HTTPError?
+            var chunks = upstream.makeAsyncIterator()
+            do throws(HTTPError) {
+                while let chunk = try await chunks.next() {
+                    received += Int64(chunk.count)
+                    // Strong only for the call: while the task waits below, the consumer alone keeps the relay.
+                    guard BodyRelay.hand(chunk, to: relay) else {
+                        upstream.cancel()
+                        failure = HTTPError(.cancelled, request: request, message: "the body's reader went away")
+                        break
+                    }
+                    await gate.waitWhilePaused()
+                }
+            } catch {
+                failure = error
+            }
+            relay?.finish(throwing: failure)
+            ended(received, failure)
+        }
+        return relay
+    }
+
+    /// Hands `chunk` to `relay`; `false` when the relay is gone.
+    private static func hand(_ chunk: Data, to relay: HTTPBodyStream?) -> Bool {
+        guard let relay else { return false }
+        relay.deliver(chunk)
+        return true
+    }
+
+    /// Whether the relay's stream has asked for a pause; the relay task waits while it has.
+    private final class PauseGate: Sendable {
+        private struct State {
+            var isPaused = false
+            var waiter: CheckedContinuation<Void, Never>?
+        }
+
+        private let state = Locked(State())
+
+        func set(paused: Bool) {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                state.isPaused = paused
+                guard !paused else { return nil }
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume()
+        }
+
+        /// Returns once the stream is not paused, or the task is cancelled.
+        func waitWhilePaused() async {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    let goesOn = state.withLock { state -> Bool in
+                        guard state.isPaused, !Task.isCancelled else { return true }
+                        state.waiter = continuation
+                        return false
+                    }
+                    if goesOn { continuation.resume() }
+                }
+            } onCancel: {
+                set(paused: false)
             }
         }
     }
