@@ -1,3 +1,5 @@
+public import Foundation
+
 /// One event of a `text/event-stream` body (Server-Sent Events, WHATWG HTML §9.2).
 public struct ServerSentEvent: Sendable, Hashable, CustomStringConvertible {
     /// The event's type: its `event` field, or `"message"` when it had none.
@@ -66,24 +68,55 @@ public struct ServerSentEventParser: Sendable {
     /// The events that `chunk` completes, in order.
     public mutating func parse(_ chunk: some Sequence<UInt8>) -> [ServerSentEvent] {
         var events: [ServerSentEvent] = []
-        for byte in chunk {
-            if !isPastStart {
-                start.append(byte)
-                let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
-                if start.count < 3, start.elementsEqual(bom.prefix(start.count)) { continue }
-                isPastStart = true
-                let bytes = start == bom ? [] : start
-                start = []
-                for pending in bytes { consume(pending, into: &events) }
-                continue
-            }
-            consume(byte, into: &events)
-        }
+        let done: Void? = chunk.withContiguousStorageIfAvailable { bytes in parse(bytes, into: &events) }
+        if done == nil { Array(chunk).withUnsafeBufferPointer { bytes in parse(bytes, into: &events) } }
         return events
     }
 
+    /// The events that `chunk` completes, in order: the `Data` a body
+    /// stream hands over, read in place.
+    public mutating func parse(_ chunk: Data) -> [ServerSentEvent] {
+        var events: [ServerSentEvent] = []
+        chunk.withUnsafeBytes { raw in parse(raw.bindMemory(to: UInt8.self), into: &events) }
+        return events
+    }
+
+    /// Reads `bytes` a line at a time: each run of bytes up to the next CR or LF goes onto the line at once (the
+    /// byte-at-a-time loop spent most of its time in the sequence's iterator, at under 100 MB/s).
+    private mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>, into events: inout [ServerSentEvent]) {
+        var index = 0
+        let count = bytes.count
+        while index < count, !isPastStart {
+            let byte = bytes[index]
+            index += 1
+            start.append(byte)
+            let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+            if start.count < 3, start.elementsEqual(bom.prefix(start.count)) { continue }
+            isPastStart = true
+            let pending = start == bom ? [] : start
+            start = []
+            for byte in pending { consume(byte, into: &events) }
+        }
+        while index < count {
+            if afterCR {
+                afterCR = false
+                if bytes[index] == 0x0A {  // the LF of a CRLF
+                    index += 1
+                    continue
+                }
+            }
+            var end = index
+            while end < count, bytes[end] != 0x0A, bytes[end] != 0x0D { end += 1 }
+            if end > index { line.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<end])) }
+            guard end < count else { return }
+            afterCR = bytes[end] == 0x0D
+            endLine(into: &events)
+            index = end + 1
+        }
+    }
+
     /// The end of the stream: an event still being read (no blank line after it) is discarded, as the specification
-    /// says. Returns nothing, for symmetry with ``parse(_:)``; the parser is ready for a new stream (a reconnection)
+    /// says. Returns nothing; the parser is ready for a new stream (a reconnection)
     /// and keeps ``lastEventID`` and ``reconnectionDelay``.
     public mutating func finish() {
         line = []
