@@ -600,7 +600,11 @@ def alive():
 
 def main():
     global last_error
+    started, next_note = time.monotonic(), time.monotonic() + 10
     while True:
+        if time.monotonic() > next_note:  # never silent for long
+            print("servers.sh: still waiting for %s (%d s)" % (url, time.monotonic() - started), file=sys.stderr)
+            next_note += 10
         try:
             with open(log, errors="replace") as f:
                 text = f.read()
@@ -640,6 +644,7 @@ start_servers() {
   NGINX_DIR=$NGINX_DIRS/run$dir_suffix
   TLS_DIR=$TLS_DIRS/run$dir_suffix
   OAUTH_PROVIDER_DIR=$OAUTH_PROVIDER_DIRS/run$dir_suffix
+  note "preparing nginx, the test certificates and the OAuth provider's database"
   prepare_nginx_dir
   prepare_tls_dir
   prepare_oauth_provider_dir
@@ -656,7 +661,9 @@ start_servers() {
         "$(probe_identity_file "$i")"
       status=$CHILD_STATUS
       case $status in
-        0) break ;;
+        0) [ $((SECONDS - SERVER_STARTED_AT[i])) -lt 5 ] ||
+             note "${SERVER_NAME[$i]} is up after $((SECONDS - SERVER_STARTED_AT[i])) s"
+           break ;;
         2) [ "${SERVER_TRIES[$i]}" -lt "$PORT_TRIES" ] ||
              server_failed "$i" "found its port taken on each of $PORT_TRIES tries"
            note "port ${SERVER_PORT[$i]} was taken before ${SERVER_NAME[$i]} could bind it; trying another"
