@@ -113,3 +113,16 @@ import FoundationNetworking
         expectHidden(request, showing: ["files.example.com", "auth=<redacted>"])
     }
 }
+
+extension ReflectionRedactionTests {
+    @Test func aClientIdentityShowsNoPrivateKeyByte() throws {
+        // A DER SEQUENCE holding an OCTET STRING of 0xF9 bytes: 249 appears nowhere else in what is shown.
+        let key = Data(DER.sequence(DER.element(0x02, [0]), DER.element(0x04, Array(repeating: 0xF9, count: 32))))
+        let identity = try ClientIdentity(certificateChain: [TrustFixtures.leafRSA.der], privateKey: key)
+        var dumped = ""
+        dump(identity, to: &dumped)
+        #expect(!dumped.contains("249"), "\(dumped)")
+        #expect(dumped.contains("<redacted>"))
+        #expect(walked(identity).contains("certificates: 1"))
+    }
+}

@@ -167,12 +167,19 @@ final class TransferContext: Sendable {
     }
 
     /// Ends the transfer at its deadline: the load, if it has not returned, fails with ``HTTPError/Code/timedOut``
-    /// (through the same mapping as URLSession's own `URLError.timedOut`); a stream ends with that error.
+    /// (through the same mapping as URLSession's own `URLError.timedOut`); a stream ends with that error, which
+    /// carries the transfer's metrics up to now.
     private func timeOut() {
         let timedOut = URLError(.timedOut, userInfo: [NSLocalizedDescriptionKey: "The request timed out."])
+        var streamError = transportError(timedOut, response: nil)
+        streamError.metrics = state.withLock { state in
+            var metrics = state.metrics
+            metrics?.end = .now
+            return metrics
+        }
         stop(
             as: .finished(response: nil, body: Data(), error: timedOut, declinedChallenge: nil, file: nil),
-            streamError: transportError(timedOut, response: nil))
+            streamError: streamError)
     }
 
     /// Ends the transfer before URLSession does: the load, if it has not returned, completes with `outcome`; a
