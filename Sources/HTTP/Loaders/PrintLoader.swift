@@ -79,7 +79,7 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
         let result = await loadNext(request)
         let elapsed = HTTPMetrics.format(ContinuousClock.now - start)
         switch result {
-        case .success(var response):
+        case .success(let response):
             let measured = Self.measurements(of: response.request, response.metrics)
             let size: String
             if response.bodyStream != nil {
@@ -95,8 +95,7 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
             )
             guard let body = response.bodyStream else { return result }
             let head = "\(tag) \(response.status) \(target)"
-            response.bodyStream = BodyRelay.relay(body, request: response.request) {
-                [sink, redaction] received, failure in
+            body.whenEnded { [sink, redaction] received, failure in
                 let size = Self.format(byteCount: received)
                 let took = HTTPMetrics.format(ContinuousClock.now - start)
                 switch failure {
@@ -195,93 +194,6 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
                 sink("↪ \(event.loadID) \(redirect.status) \(from) → \(target)")
             default:
                 return
-            }
-        }
-    }
-}
-
-/// A streamed body passed on through a stream of its own, so that ``PrintLoader`` sees it end and how big it was.
-///
-/// The relay reads the transport's stream one chunk at a time and hands each on; when its own stream is full it stops
-/// reading until the consumer catches up, so the transport's backpressure holds (the body waits in the two streams,
-/// at most twice the limit). Cancelling or dropping the relay's stream cancels the transport's.
-private enum BodyRelay {
-    static func relay(
-        _ upstream: HTTPBodyStream, request: HTTPRequest,
-        ended: @escaping @Sendable (_ received: Int64, _ failure: HTTPError?) -> Void
-    ) -> HTTPBodyStream {
-        let relay = HTTPBodyStream(request: request, bufferLimit: upstream.bufferLimit)
-        let gate = PauseGate()
-        relay.connect(
-            cancel: {
-                upstream.cancel()
-                gate.set(paused: false)
-            },
-            pause: { paused in gate.set(paused: paused) })
-        // Holds the relay weakly: a consumer that drops it cancels the transfer (its deinit calls `cancel` above).
-        Task { [weak relay] in
-            var received: Int64 = 0
-            var failure: HTTPError?
-            var chunks = upstream.makeAsyncIterator()
-            do throws(HTTPError) {
-                while let chunk = try await chunks.next() {
-                    received += Int64(chunk.count)
-                    // Strong only for the call: while the task waits below, the consumer alone keeps the relay.
-                    guard BodyRelay.hand(chunk, to: relay) else {
-                        upstream.cancel()
-                        failure = HTTPError(.cancelled, request: request, message: "the body's reader went away")
-                        break
-                    }
-                    await gate.waitWhilePaused()
-                }
-            } catch {
-                failure = error
-            }
-            relay?.finish(throwing: failure)
-            ended(received, failure)
-        }
-        return relay
-    }
-
-    /// Hands `chunk` to `relay`; `false` when the relay is gone.
-    private static func hand(_ chunk: Data, to relay: HTTPBodyStream?) -> Bool {
-        guard let relay else { return false }
-        relay.deliver(chunk)
-        return true
-    }
-
-    /// Whether the relay's stream has asked for a pause; the relay task waits while it has.
-    private final class PauseGate: Sendable {
-        private struct State {
-            var isPaused = false
-            var waiter: CheckedContinuation<Void, Never>?
-        }
-
-        private let state = Locked(State())
-
-        func set(paused: Bool) {
-            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                state.isPaused = paused
-                guard !paused else { return nil }
-                defer { state.waiter = nil }
-                return state.waiter
-            }
-            waiter?.resume()
-        }
-
-        /// Returns once the stream is not paused, or the task is cancelled.
-        func waitWhilePaused() async {
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { continuation in
-                    let goesOn = state.withLock { state -> Bool in
-                        guard state.isPaused, !Task.isCancelled else { return true }
-                        state.waiter = continuation
-                        return false
-                    }
-                    if goesOn { continuation.resume() }
-                }
-            } onCancel: {
-                set(paused: false)
             }
         }
     }

@@ -99,6 +99,8 @@ package struct BodyStreamStateMachine {
     package private(set) var bufferedBytes = 0
     /// The bytes in the spill file that the consumer has not taken.
     package private(set) var spilledBytes = 0
+    /// Every byte the transport delivered before the end, taken or not.
+    package private(set) var deliveredBytes: Int64 = 0
     /// How the body ended, once it has: `.some(nil)` when it is complete.
     package private(set) var end: HTTPError??
     /// Whether the transport gave a pause closure.
@@ -137,6 +139,7 @@ package struct BodyStreamStateMachine {
 
         case .deliver(let chunk, let caller):
             guard end == nil else { return .drop }
+            deliveredBytes += Int64(chunk.count)
             if spilledBytes > 0 || (!isPausable && bufferedBytes > bufferLimit) { return .writeSpill(chunk) }
             chunks.append(chunk)
             bufferedBytes += chunk.count

@@ -23,6 +23,9 @@ public import Foundation
 public final class HTTPBodyStream: AsyncSequence, Sendable {
     public typealias Element = Data
     typealias Machine = BodyStreamStateMachine
+    /// What ``whenEnded(_:)`` calls: the bytes the transport delivered, and the error the body ended with (`nil`:
+    /// complete).
+    package typealias EndObserver = @Sendable (_ delivered: Int64, _ failure: HTTPError?) -> Void
 
     /// The machine, and what performing its actions needs: the parked consumers, the transport's closures and the
     /// spill file.
@@ -34,6 +37,15 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
         /// Bytes received beyond the limit while the transfer could not be paused, in arrival order after the
         /// chunks in memory.
         var spill: SpillFile?
+        /// Told once, when the body ends: the bytes delivered, and how it ended (``whenEnded(_:)``).
+        var endObservers: [EndObserver] = []
+
+        /// The observers to call (after the lock) when the machine's action ended the body.
+        mutating func takeEndObservers(if action: Machine.Action) -> [EndObserver] {
+            guard case .finished = action else { return [] }
+            defer { endObservers = [] }
+            return endObservers
+        }
 
         /// The consumers to resume (after the lock) when `wake`.
         mutating func takeConsumers(if wake: Bool) -> [CheckedContinuation<Void, Never>] {
@@ -91,11 +103,39 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
     }
 
     deinit {
-        let cancel = state.withLock { driven -> (@Sendable () -> Void)? in
-            driven.machine.isEnded ? nil : driven.cancelTransfer
+        let (cancel, observers, delivered) = state.withLock {
+            driven -> ((@Sendable () -> Void)?, [EndObserver], Int64) in
+            guard !driven.machine.isEnded else { return (nil, [], 0) }
+            defer { driven.endObservers = [] }
+            return (driven.cancelTransfer, driven.endObservers, driven.machine.deliveredBytes)
         }
         cancel?()
         state.withLock { $0.spill?.remove() }
+        if !observers.isEmpty {
+            let dropped = HTTPError(.cancelled, request: request, message: "the response body's stream was dropped")
+            for observer in observers { observer(delivered, dropped) }
+        }
+    }
+
+    /// Calls `observer` once, when the body ends — complete, failed, cancelled, or dropped unread — with the bytes
+    /// the transport delivered and the error it ended with; at once when it has ended already. For loaders that
+    /// report on a body they pass on (``PrintLoader``), without standing between it and its consumer.
+    package func whenEnded(_ observer: @escaping EndObserver) {
+        let ended = state.withLock { driven -> (Int64, HTTPError?)? in
+            guard let end = driven.machine.end else {
+                driven.endObservers.append(observer)
+                return nil
+            }
+            return (driven.machine.deliveredBytes, end)
+        }
+        if let (delivered, failure) = ended { observer(delivered, failure) }
+    }
+
+    /// Tells the end observers, after the lock.
+    func tell(_ observers: [EndObserver]) {
+        guard !observers.isEmpty else { return }
+        let (delivered, end) = state.withLock { ($0.machine.deliveredBytes, $0.machine.end) }
+        for observer in observers { observer(delivered, end ?? nil) }
     }
 
     /// Whether the stream has ended (complete, failed or cancelled).
@@ -143,20 +183,22 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
     /// ``HTTPError/Code/cancelled``. Does nothing once the consumer has taken the whole body, or the stream failed.
     public func cancel() {
         let cancelled = HTTPError(.cancelled, request: request, message: "the response body's stream was cancelled")
-        let (consumers, cancelTransfer) = state.withLock {
-            driven -> ([CheckedContinuation<Void, Never>], (@Sendable () -> Void)?) in
-            guard
-                case .finished(let wake, let removeSpill, let cancelTransfer) = driven.machine.handle(
-                    .cancel(cancelled))
-            else { return ([], nil) }
+        let (consumers, cancelTransfer, observers) = state.withLock {
+            driven -> ([CheckedContinuation<Void, Never>], (@Sendable () -> Void)?, [EndObserver]) in
+            let action = driven.machine.handle(.cancel(cancelled))
+            guard case .finished(let wake, let removeSpill, let cancelTransfer) = action else { return ([], nil, []) }
             if removeSpill {
                 driven.spill?.remove()
                 driven.spill = nil
             }
-            return (driven.takeConsumers(if: wake), cancelTransfer ? driven.cancelTransfer : nil)
+            return (
+                driven.takeConsumers(if: wake), cancelTransfer ? driven.cancelTransfer : nil,
+                driven.takeEndObservers(if: action)
+            )
         }
         for consumer in consumers { consumer.resume() }
         cancelTransfer?()
+        tell(observers)
     }
 
     /// The next chunk, waiting for it; `nil` once the body is complete.
