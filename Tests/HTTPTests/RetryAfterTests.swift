@@ -352,7 +352,8 @@ func randomSeed(_ test: String) -> UInt64 {
                 case 1: hour = Int.random(in: 24...99, using: &random)
                 case 2: minute = Int.random(in: 60...99, using: &random)
                 case 3: second = Int.random(in: 61...99, using: &random)
-                case 4: monthName = ["Jun", "Juk", "Xyz", "Noc", "Mrz", "Okt"].filter { $0 != monthName }
+                case 4:
+                    monthName = ["Jun", "Juk", "Xyz", "Noc", "Mrz", "Okt"].filter { $0 != monthName }
                         .randomElement(using: &random)!
                     if monthName == "Jun" { monthName = "Jux" }
                 default: zone = ["XYZ", "GMX", "+2400", "+0060", "CEST", "GMT+1"].randomElement(using: &random)!
