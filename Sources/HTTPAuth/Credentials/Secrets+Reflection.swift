@@ -40,7 +40,7 @@ extension PKCE: CustomReflectable {
 
 extension OAuthConfiguration: CustomReflectable {
     /// The configuration; the client secret redacted, and secrets in the extra authorization parameters hidden as
-    /// ``Redaction/standard`` hides query items.
+    /// `Redaction.standard` hides query items.
     public var customMirror: Mirror {
         let parameters = additionalAuthorizationParameters.map { item in
             Redaction.standard.hides(item.name) ? "\(item.name)=<redacted>" : item.description
