@@ -64,17 +64,6 @@ extension HTTPBodyStream {
     ///
     /// - Parameter error: Why the transfer failed, or `nil` when the body is complete.
     @_spi(Transport) public func finish(throwing error: HTTPError? = nil) {
-        let (consumers, observers) = state.withLock {
-            driven -> ([CheckedContinuation<Void, Never>], [EndObserver]) in
-            let action = driven.machine.handle(.finish(error))
-            guard case .finished(let wake, let removeSpill, _) = action else { return ([], []) }
-            if removeSpill {
-                driven.spill?.remove()
-                driven.spill = nil
-            }
-            return (driven.takeConsumers(if: wake), driven.takeEndObservers(if: action))
-        }
-        for consumer in consumers { consumer.resume() }
-        tell(observers)
+        state.withLock { $0.end(by: $0.machine.handle(.finish(error))) }?.perform()
     }
 }

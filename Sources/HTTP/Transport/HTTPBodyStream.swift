@@ -40,11 +40,18 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
         /// Told once, when the body ends: the bytes delivered, and how it ended (``whenEnded(_:)``).
         var endObservers: [EndObserver] = []
 
-        /// The observers to call (after the lock) when the machine's action ended the body.
-        mutating func takeEndObservers(if action: Machine.Action) -> [EndObserver] {
-            guard case .finished = action else { return [] }
+        /// Performs under the lock what a ``BodyStreamStateMachine/Action/finished(wake:removeSpill:cancelTransfer:)``
+        /// asks (the spill file deleted), and takes what is to happen after it; `nil` for any other action.
+        mutating func end(by action: Machine.Action) -> Ended? {
+            guard case .finished(let wake, let removeSpill, let cancel) = action else { return nil }
+            if removeSpill {
+                spill?.remove()
+                spill = nil
+            }
             defer { endObservers = [] }
-            return endObservers
+            return Ended(
+                consumers: takeConsumers(if: wake), cancelTransfer: cancel ? cancelTransfer : nil,
+                observers: endObservers, delivered: machine.deliveredBytes, failure: machine.end ?? nil)
         }
 
         /// The consumers to resume (after the lock) when `wake`.
@@ -131,11 +138,20 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
         if let (delivered, failure) = ended { observer(delivered, failure) }
     }
 
-    /// Tells the end observers, after the lock.
-    func tell(_ observers: [EndObserver]) {
-        guard !observers.isEmpty else { return }
-        let (delivered, end) = state.withLock { ($0.machine.deliveredBytes, $0.machine.end) }
-        for observer in observers { observer(delivered, end ?? nil) }
+    /// What follows the end of the body, after the lock: the consumers resumed, the transfer cancelled (when the
+    /// consumer ended it), the end observers told.
+    struct Ended {
+        var consumers: [CheckedContinuation<Void, Never>]
+        var cancelTransfer: (@Sendable () -> Void)?
+        var observers: [EndObserver]
+        var delivered: Int64
+        var failure: HTTPError?
+
+        func perform() {
+            for consumer in consumers { consumer.resume() }
+            cancelTransfer?()
+            for observer in observers { observer(delivered, failure) }
+        }
     }
 
     /// Whether the stream has ended (complete, failed or cancelled).
@@ -183,22 +199,7 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
     /// ``HTTPError/Code/cancelled``. Does nothing once the consumer has taken the whole body, or the stream failed.
     public func cancel() {
         let cancelled = HTTPError(.cancelled, request: request, message: "the response body's stream was cancelled")
-        let (consumers, cancelTransfer, observers) = state.withLock {
-            driven -> ([CheckedContinuation<Void, Never>], (@Sendable () -> Void)?, [EndObserver]) in
-            let action = driven.machine.handle(.cancel(cancelled))
-            guard case .finished(let wake, let removeSpill, let cancelTransfer) = action else { return ([], nil, []) }
-            if removeSpill {
-                driven.spill?.remove()
-                driven.spill = nil
-            }
-            return (
-                driven.takeConsumers(if: wake), cancelTransfer ? driven.cancelTransfer : nil,
-                driven.takeEndObservers(if: action)
-            )
-        }
-        for consumer in consumers { consumer.resume() }
-        cancelTransfer?()
-        tell(observers)
+        state.withLock { $0.end(by: $0.machine.handle(.cancel(cancelled))) }?.perform()
     }
 
     /// The next chunk, waiting for it; `nil` once the body is complete.
