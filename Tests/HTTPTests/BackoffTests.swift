@@ -190,7 +190,7 @@ import Testing
             let delay = strategy.delay(afterAttempt: attempt, using: &random)
             let bound = min(max(strategy.maximumDelay, .zero), century)
             #expect(delay >= .zero && delay <= bound, "seed \(seed): \(strategy) after \(attempt) gave \(delay)")
-            if case .equal = strategy.jitter {
+            if strategy.jitter == .equal {
                 let unjittered = Backoff(
                     schedule: strategy.schedule, maximumNumberOfAttempts: 3, maximumDelay: strategy.maximumDelay)
                 let scheduled = unjittered.delay(afterAttempt: attempt)

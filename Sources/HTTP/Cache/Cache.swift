@@ -75,6 +75,7 @@ import Synchronization
 // Safety: configuration is immutable (`let`); mutable state is in `state`, behind a lock, and in atomics.
 public final class Cache: HTTPLoader, @unchecked Sendable {
     /// How the cache stores responses to requests that carry `Authorization` when they reach it.
+    @frozen
     public enum AuthorizationPolicy: Sendable, Hashable {
         /// Store them only when the response says a shared cache may (RFC 9111 §3.5): `public`,
         /// `must-revalidate` or `s-maxage` (the default). Other responses to such requests pass unstored.

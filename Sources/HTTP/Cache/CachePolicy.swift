@@ -7,6 +7,7 @@
 ///
 /// A request's own `Cache-Control` directives (`no-cache`, `no-store`, `max-age`, `max-stale`, `min-fresh`,
 /// `only-if-cached`) apply as well, with either policy.
+@frozen
 public enum CachePolicy: HTTPRequestOption, Sendable, Hashable {
     /// RFC 9111's rules (the default): a fresh stored response answers the request; a stale one is validated
     /// with the server, or served while it is revalidated when `stale-while-revalidate` allows; the response is

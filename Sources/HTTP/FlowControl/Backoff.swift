@@ -22,6 +22,10 @@ import Foundation
 /// clients failing together do not come back together.
 public struct Backoff: HTTPRetryStrategy, Hashable {
     /// How the delay grows with each attempt.
+    ///
+    /// Frozen: no delay, the same delay, or a growing one cover every schedule this strategy computes; another
+    /// shape is another ``HTTPRetryStrategy``.
+    @frozen
     public enum Schedule: Sendable, Hashable {
         /// No delay.
         case immediately
@@ -34,14 +38,32 @@ public struct Backoff: HTTPRetryStrategy, Hashable {
         case exponential(initial: Duration, multiplier: Double)
     }
 
-    /// How the delay is randomised.
-    public enum Jitter: Sendable, Hashable {
+    /// How the delay is randomised: ``none``, ``full`` or ``equal``.
+    ///
+    /// A struct rather than an enum, so that more ways to spread retries (decorrelated jitter, for one) can be
+    /// added without breaking code that switches over these.
+    public struct Jitter: Sendable, Hashable, CustomStringConvertible {
+        enum Code: Sendable, Hashable {
+            case none, full, equal
+        }
+
+        let code: Code
+
         /// The delay as scheduled.
-        case none
+        public static let none = Jitter(code: .none)
         /// Anywhere between zero and the scheduled delay ("full jitter"): spreads retries the most.
-        case full
+        public static let full = Jitter(code: .full)
         /// Between half the scheduled delay and all of it ("equal jitter"): never much sooner than scheduled.
-        case equal
+        public static let equal = Jitter(code: .equal)
+
+        /// `none`, `full` or `equal`.
+        public var description: String {
+            switch code {
+            case .none: "none"
+            case .full: "full"
+            case .equal: "equal"
+            }
+        }
     }
 
     /// How the delay grows.
@@ -139,7 +161,7 @@ public struct Backoff: HTTPRetryStrategy, Hashable {
         afterAttempt attempt: Int, using generator: inout Generator
     ) -> Duration {
         let capped = scheduledDelay(afterAttempt: attempt)
-        switch jitter {
+        switch jitter.code {
         case .none:
             return capped
         case .full:

@@ -1,4 +1,5 @@
 /// Whether a request waits for a ``Throttle`` slot; see ``HTTPRequest/throttle``.
+@frozen
 public enum ThrottleOption: HTTPRequestOption, Sendable, Hashable {
     /// Wait for a slot like every other request (the default).
     case always

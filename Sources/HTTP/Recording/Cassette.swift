@@ -125,6 +125,7 @@ public struct Cassette: Sendable, Hashable {
     }
 
     /// A recorded body: text when it was UTF-8, bytes otherwise.
+    @frozen
     public enum Body: Sendable, Hashable {
         /// A UTF-8 body, with secret values redacted.
         case text(String)

@@ -40,14 +40,32 @@ public final class ReplayLoader: HTTPLoader, @unchecked Sendable {
     /// How a request is compared with the recorded ones. Everything compared is in recorded form: the cassette's
     /// redaction applied, the fragment left out.
     public struct Matching: Sendable, Hashable {
-        /// How URLs are compared.
-        public enum URLComparison: Sendable, Hashable {
+        /// How URLs are compared: ``exact``, ``ignoringQueryOrder`` or ``ignoringQuery``.
+        ///
+        /// A struct rather than an enum, so that more comparisons can be added without breaking code that switches
+        /// over these.
+        public struct URLComparison: Sendable, Hashable, CustomStringConvertible {
+            enum Code: Sendable, Hashable {
+                case exact, ignoringQueryOrder, ignoringQuery
+            }
+
+            let code: Code
+
             /// Character for character (scheme and host ignoring case).
-            case exact
+            public static let exact = URLComparison(code: .exact)
             /// The same, but the query items in any order: `?a=1&b=2` matches `?b=2&a=1`.
-            case ignoringQueryOrder
+            public static let ignoringQueryOrder = URLComparison(code: .ignoringQueryOrder)
             /// Without the query: for requests whose query carries a timestamp or a nonce.
-            case ignoringQuery
+            public static let ignoringQuery = URLComparison(code: .ignoringQuery)
+
+            /// What the loader's description says: `url`, `url (any query order)` or `url (no query)`.
+            public var description: String {
+                switch code {
+                case .exact: "url"
+                case .ignoringQueryOrder: "url (any query order)"
+                case .ignoringQuery: "url (no query)"
+                }
+            }
         }
 
         /// Whether the methods must be the same.
@@ -146,11 +164,7 @@ public final class ReplayLoader: HTTPLoader, @unchecked Sendable {
         let used = state.withLock { $0.used.count(where: { $0 }) }
         var compared: [String] = []
         if matching.method { compared.append("method") }
-        switch matching.url {
-        case .exact: compared.append("url")
-        case .ignoringQueryOrder: compared.append("url (any query order)")
-        case .ignoringQuery: compared.append("url (no query)")
-        }
+        compared.append(matching.url.description)
         if matching.body { compared.append("body") }
         compared += matching.headerFields
         return "entries: \(cassette.entries.count), used: \(used), matching: \(compared.joined(separator: " ")), "
@@ -316,7 +330,7 @@ struct RequestKey: Hashable {
             query = url[url.index(after: mark)...]
         }
         var normalized = lowercasingOrigin(base)
-        switch (comparison, query) {
+        switch (comparison.code, query) {
         case (_, nil), (.ignoringQuery, _):
             break
         case (.exact, let query?):

@@ -282,6 +282,7 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
 }
 
 /// Whether ``Deduplicate`` may let a request share a load with identical ones; see ``HTTPRequest/deduplication``.
+@frozen
 public enum DeduplicationOption: HTTPRequestOption, Sendable, Hashable {
     /// Share a load with identical requests in flight, when the method and body allow it (the default).
     case automatic

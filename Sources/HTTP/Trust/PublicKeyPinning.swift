@@ -31,6 +31,7 @@ public import Foundation
 /// presented — public keys are not secret — so that a wrong pin set is quickly put right.
 public struct PublicKeyPinning: ServerTrustEvaluator {
     /// Which certificates of the chain may carry a pinned key.
+    @frozen
     public enum Scope: Sendable, Hashable {
         /// Any certificate of the validated chain: the server's, an intermediate's or the root's.
         case anyCertificate

@@ -57,6 +57,7 @@ extension ServerTrustEvaluator {
 }
 
 /// Whether the platform's trust evaluation runs before a ``ServerTrustEvaluator``.
+@frozen
 public enum DefaultTrustEvaluation: Sendable, Hashable {
     /// The platform evaluates first — the chain leads to a trusted root, every certificate is within its dates,
     /// the leaf is for the host — and a server that fails is refused without asking the evaluator. The evaluator

@@ -11,6 +11,7 @@
 /// Precedence, for each request: the request's own policy; with ``loaderDefault`` (the default) the evaluator
 /// the transport loader was made with (`URLSessionLoader(serverTrustEvaluator:)`); with neither, the platform's
 /// evaluation alone. ``TLSSettings/resolved(for:)`` applies these rules.
+@frozen
 public enum ServerTrustPolicy: Sendable, Hashable, HTTPRequestOption {
     /// The transport loader's evaluator, or the platform's evaluation alone when it has none (the default).
     case loaderDefault

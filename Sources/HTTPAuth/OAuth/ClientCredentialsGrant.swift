@@ -25,12 +25,29 @@ public import HTTP
 /// message, a description or a log: the token request's `Authorization` and form field are redacted by the standard
 /// redaction.
 public struct ClientCredentialsGrant: CredentialScheme, Sendable {
-    /// How the client authenticates at the token endpoint (RFC 6749 §2.3.1).
-    public enum ClientAuthentication: Sendable, Hashable {
+    /// How the client authenticates at the token endpoint (RFC 6749 §2.3.1): ``basic`` or ``post``.
+    ///
+    /// A struct rather than an enum, so that more methods (`private_key_jwt`, `tls_client_auth`) can be added
+    /// without breaking code that switches over these.
+    public struct ClientAuthentication: Sendable, Hashable, CustomStringConvertible {
+        enum Code: Sendable, Hashable {
+            case basic, post
+        }
+
+        let code: Code
+
         /// `client_secret_basic`: HTTP Basic with the form-encoded client ID and secret.
-        case basic
+        public static let basic = ClientAuthentication(code: .basic)
         /// `client_secret_post`: `client_id` and `client_secret` in the form.
-        case post
+        public static let post = ClientAuthentication(code: .post)
+
+        /// The method's name at the token endpoint: `client_secret_basic` or `client_secret_post`.
+        public var description: String {
+            switch code {
+            case .basic: "client_secret_basic"
+            case .post: "client_secret_post"
+            }
+        }
     }
 
     /// The authorization server's token endpoint.
