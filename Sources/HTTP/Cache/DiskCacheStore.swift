@@ -176,13 +176,16 @@ extension DiskCacheStore {
         loadIndexIfNeeded()
         let hash = CacheEntryFile.fnv1a(key.utf8)
         let path = path(of: hash)
-        guard let file, prepareDirectory(), let temporary = writeTemporaryFile(file, hash: hash) else {
+        guard let file, prepareDirectory() else {
             index.withLock { _ = $0.files.remove(hash) }
             unlink(path)
             return
         }
-        guard rename(temporary, path) == 0 else {
-            unlink(temporary)
+        do {
+            try OwnerOnlyFiles.writeAtomically(file, to: path, temporaryStem: Self.fileStem(of: hash))
+        } catch {
+            index.withLock { _ = $0.files.remove(hash) }
+            unlink(path)
             return
         }
         let evicted = index.withLock { index -> [UInt64] in
@@ -239,84 +242,24 @@ extension DiskCacheStore {
     }
 
     /// The contents of a plain file, or `nil` when there is none, it cannot be read, or it is larger than any entry
-    /// the store keeps.
+    /// the store keeps. A symbolic link or a file too large for an entry is deleted.
     private func readFile(at path: String) -> [UInt8]? {
-        // O_NOFOLLOW: a symbolic link is not followed; O_NONBLOCK: a FIFO cannot block the open.
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if errno == ELOOP { unlink(path) }
-            return nil
-        }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & mode_t(S_IFMT) == mode_t(S_IFREG) else { return nil }
-        let expected = Int(info.st_size)
-        guard expected >= 0, expected <= max(maximumSize, 64) else {
+        do {
+            return try OwnerOnlyFiles.contents(of: path, maximumSize: max(maximumSize, 64)).map { Array($0) }
+        } catch let failure as FileSystemFailure where failure.code == ELOOP || failure.code == EFBIG {
             unlink(path)
             return nil
+        } catch {
+            return nil
         }
-        var bytes = [UInt8](repeating: 0, count: expected)
-        var offset = 0
-        while offset < expected {
-            let count = bytes.withUnsafeMutableBytes { buffer in
-                read(descriptor, buffer.baseAddress! + offset, expected - offset)
-            }
-            if count > 0 {
-                offset += count
-            } else if count == 0 || errno != EINTR {
-                break
-            }
-        }
-        // A file that changed size while it was read is cut short: the decoder refuses it.
-        return Array(bytes[..<offset])
     }
 
     /// Creates the directory (mode 0700) and any missing parents; `false` when it cannot.
     private func prepareDirectory() -> Bool {
         if index.withLock({ $0.hasDirectory }) { return true }
-        guard makeDirectory(at: directoryPath) else { return false }
+        guard (try? OwnerOnlyFiles.makeDirectory(at: directoryPath)) != nil else { return false }
         index.withLock { $0.hasDirectory = true }
         return true
-    }
-
-    private func makeDirectory(at path: String) -> Bool {
-        if mkdir(path, 0o700) == 0 { return true }
-        switch errno {
-        case EEXIST:
-            return true
-        case ENOENT:
-            guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return false }
-            return makeDirectory(at: String(path[..<slash])) && (mkdir(path, 0o700) == 0 || errno == EEXIST)
-        default:
-            return false
-        }
-    }
-
-    /// Writes `data` to a new owner-only temporary file in the directory and returns its path; `nil` on failure.
-    private func writeTemporaryFile(_ data: Data, hash: UInt64) -> String? {
-        let random = String(UInt64.random(in: .min ... .max), radix: 16)
-        let path = path(named: ".\(Self.fileStem(of: hash)).\(random).tmp")
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return nil }
-        let complete = data.withUnsafeBytes { bytes -> Bool in
-            var offset = 0
-            while offset < bytes.count {
-                let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return false
-                }
-            }
-            return true
-        }
-        guard close(descriptor) == 0, complete else {
-            unlink(path)
-            return nil
-        }
-        return path
     }
 }
 

@@ -70,56 +70,13 @@ public final class FileCookieStore: CookieStore {
 
     /// The contents of a plain file no larger than ``maximumFileSize``; `nil` otherwise.
     private static func readPlainFile(at path: String) -> Data? {
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & mode_t(S_IFMT) == mode_t(S_IFREG),
-            info.st_size <= maximumFileSize
-        else { return nil }
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
-            if count > 0 {
-                data.append(contentsOf: buffer[..<count])
-                guard data.count <= maximumFileSize else { return nil }
-            } else if count == 0 {
-                return data
-            } else if errno != EINTR {
-                return nil
-            }
-        }
+        (try? OwnerOnlyFiles.contents(of: path, maximumSize: maximumFileSize)) ?? nil
     }
 
-    /// Writes `data` to a new owner-only file beside `path`, then renames it over `path`; leaves `path` as it was on
-    /// any failure.
+    /// Writes `data` over `path` atomically, owner-only, in a directory created owner-only; leaves `path` as it was
+    /// on any failure.
     private static func writeAtomically(_ data: Data, to path: String) {
-        let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty {
-            try? FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        }
-        let temporary = path + ".\(String(UInt64.random(in: .min ... .max), radix: 16)).tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return }
-        let complete = data.withUnsafeBytes { bytes -> Bool in
-            var offset = 0
-            while offset < bytes.count {
-                let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0, errno == EINTR {
-                    continue
-                } else {
-                    return false
-                }
-            }
-            return true
-        }
-        guard close(descriptor) == 0, complete, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            return
-        }
+        if let directory = OwnerOnlyFiles.parent(of: path) { try? OwnerOnlyFiles.makeDirectory(at: directory) }
+        try? OwnerOnlyFiles.writeAtomically(data, to: path)
     }
 }

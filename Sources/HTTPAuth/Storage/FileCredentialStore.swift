@@ -1,4 +1,5 @@
 public import Foundation
+import HTTP
 
 #if canImport(Glibc)
 import Glibc
@@ -85,14 +86,12 @@ public final class FileCredentialStore: CredentialStore {
         let data = try CredentialCoding.encode(value, for: key)
         try await onIOQueue {
             try self.prepareDirectory(for: key)
-            let temporaryPath = try self.writeTemporaryFile(data, stem: stem, key: key)
             let path = self.filePath(named: stem + ".json")
-            guard rename(temporaryPath, path) == 0 else {
-                let code = errno
-                unlink(temporaryPath)
-                throw CredentialStoreError.io(key: key, path: path, operation: "rename", errno: code)
+            do throws(FileSystemFailure) {
+                try OwnerOnlyFiles.writeAtomically(data, to: path, temporaryStem: stem, durable: true)
+            } catch {
+                throw CredentialStoreError.io(key: key, path: error.path, operation: error.operation, errno: error.code)
             }
-            self.syncDirectory()
         }
     }
 
@@ -104,7 +103,7 @@ public final class FileCredentialStore: CredentialStore {
                 if code == ENOENT { return }
                 throw CredentialStoreError.io(key: key, path: path, operation: "unlink", errno: code)
             }
-            self.syncDirectory()
+            OwnerOnlyFiles.syncDirectory(self.directoryPath)
         }
     }
 
@@ -161,47 +160,18 @@ extension FileCredentialStore {
     /// The file's contents, `nil` when it does not exist, or an error when it cannot be read or is not
     /// owner-only.
     private func readOwnerOnlyFile(at path: String, key: String) throws -> Data? {
-        // O_NOFOLLOW: a symbolic link is refused, not followed; O_NONBLOCK: a FIFO cannot block the open.
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let code = errno
-            switch code {
-            case ENOENT:
-                return nil
-            case ELOOP:
+        do {
+            return try OwnerOnlyFiles.contents(of: path) { info in
+                if let problem = Self.trustProblem(with: info, expectedType: mode_t(S_IFREG), forbiddenBits: 0o077) {
+                    throw CredentialStoreError.insecurePermissions(key: key, path: path, reason: problem)
+                }
+            }
+        } catch let failure as FileSystemFailure {
+            if failure.operation == "open", failure.code == ELOOP {
                 throw CredentialStoreError.insecurePermissions(
-                    key: key,
-                    path: path,
-                    reason: "it is a symbolic link; credential files must be plain files"
-                )
-            default:
-                throw CredentialStoreError.io(key: key, path: path, operation: "open", errno: code)
+                    key: key, path: path, reason: "it is a symbolic link; credential files must be plain files")
             }
-        }
-        defer { close(descriptor) }
-
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else {
-            throw CredentialStoreError.io(key: key, path: path, operation: "fstat", errno: errno)
-        }
-        if let problem = Self.trustProblem(with: info, expectedType: mode_t(S_IFREG), forbiddenBits: 0o077) {
-            throw CredentialStoreError.insecurePermissions(key: key, path: path, reason: problem)
-        }
-
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 16_384)
-        while true {
-            let (count, code) = buffer.withUnsafeMutableBytes { bytes in
-                let count = read(descriptor, bytes.baseAddress, bytes.count)
-                return (count, count < 0 ? errno : 0)
-            }
-            if count > 0 {
-                data.append(contentsOf: buffer[..<count])
-            } else if count == 0 {
-                return data
-            } else if code != EINTR {
-                throw CredentialStoreError.io(key: key, path: path, operation: "read", errno: code)
-            }
+            throw CredentialStoreError.io(key: key, path: path, operation: failure.operation, errno: failure.code)
         }
     }
 
@@ -229,7 +199,11 @@ extension FileCredentialStore {
 extension FileCredentialStore {
     /// Creates the directory (mode 0700) if it is missing, and checks that only this user can write to it.
     private func prepareDirectory(for key: String) throws {
-        try makeDirectory(at: directoryPath, key: key)
+        do throws(FileSystemFailure) {
+            try OwnerOnlyFiles.makeDirectory(at: directoryPath)
+        } catch {
+            throw CredentialStoreError.io(key: key, path: error.path, operation: error.operation, errno: error.code)
+        }
         var info = stat()
         guard stat(directoryPath, &info) == 0 else {
             throw CredentialStoreError.io(key: key, path: directoryPath, operation: "stat", errno: errno)
@@ -240,85 +214,5 @@ extension FileCredentialStore {
         if let problem = Self.trustProblem(with: info, expectedType: mode_t(S_IFDIR), forbiddenBits: 0o022) {
             throw CredentialStoreError.insecurePermissions(key: nil, path: directoryPath, reason: problem)
         }
-    }
-
-    /// `mkdir -p` with mode 0700 for every directory it creates; an existing directory is left as it is.
-    private func makeDirectory(at path: String, key: String) throws {
-        var createdParent = false
-        while true {
-            if mkdir(path, 0o700) == 0 {
-                chmod(path, 0o700)  // exactly 0700, whatever the umask
-                return
-            }
-            let code = errno
-            if code == EEXIST { return }
-            if code == ENOENT, !createdParent, let parent = Self.parent(of: path) {
-                try makeDirectory(at: parent, key: key)
-                createdParent = true
-                continue
-            }
-            throw CredentialStoreError.io(key: key, path: path, operation: "mkdir", errno: code)
-        }
-    }
-
-    private static func parent(of path: String) -> String? {
-        guard let slash = path.lastIndex(of: "/") else { return nil }
-        let parent = String(path[..<slash])
-        return parent.isEmpty ? (path == "/" ? nil : "/") : parent
-    }
-
-    /// Writes `data` to a new owner-only file in the directory, flushed to disk, and returns its path.
-    private func writeTemporaryFile(_ data: Data, stem: String, key: String) throws -> String {
-        let (path, descriptor) = try createTemporaryFile(stem: stem, key: key)
-        do {
-            defer { close(descriptor) }
-            guard fchmod(descriptor, 0o600) == 0 else {
-                throw CredentialStoreError.io(key: key, path: path, operation: "fchmod", errno: errno)
-            }
-            try data.withUnsafeBytes { bytes in
-                var offset = 0
-                while offset < bytes.count {
-                    let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                    if written >= 0 {
-                        offset += written
-                        continue
-                    }
-                    let code = errno
-                    if code == EINTR { continue }
-                    throw CredentialStoreError.io(key: key, path: path, operation: "write", errno: code)
-                }
-            }
-            guard fsync(descriptor) == 0 else {
-                throw CredentialStoreError.io(key: key, path: path, operation: "fsync", errno: errno)
-            }
-        } catch {
-            unlink(path)
-            throw error
-        }
-        return path
-    }
-
-    /// A new file `.<stem>.<random>.tmp`, created exclusively with mode 0600, and its descriptor.
-    private func createTemporaryFile(stem: String, key: String) throws -> (path: String, descriptor: Int32) {
-        var attempts = 0
-        while true {
-            let random = String(UInt32.random(in: .min ... .max), radix: 16)
-            let path = filePath(named: ".\(stem).\(String(repeating: "0", count: 8 - random.count))\(random).tmp")
-            let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            if descriptor >= 0 { return (path, descriptor) }
-            let code = errno
-            attempts += 1
-            guard code == EEXIST, attempts < 10 else {
-                throw CredentialStoreError.io(key: key, path: path, operation: "open", errno: code)
-            }
-        }
-    }
-
-    /// Flushes the directory, so a rename or unlink survives a crash; best effort.
-    private func syncDirectory() {
-        let descriptor = open(directoryPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        fsync(descriptor)
-        close(descriptor)
     }
 }
