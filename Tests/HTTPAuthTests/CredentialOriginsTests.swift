@@ -79,6 +79,8 @@ import Testing
         #expect(mock.receivedRequests.allSatisfy { $0.headers["Authorization"] == "Bearer t0k3n" })
     }
 
+    /// Deprecated, and still read as it was: a deprecated context, so that calling it is no warning.
+    @available(*, deprecated)
     @Test func resourceHostsStillReadAsHTTPSOrigins() {
         var configuration = oauthConfiguration()
         #expect(configuration.resourceOrigins == [Origin(host: "api.example.com")])

@@ -173,7 +173,7 @@ import Testing
             refreshWindow: .seconds(10), onInvalidGrant: .fail, refreshLimit: limit, allowedClockSkew: .seconds(5),
             idTokenMaximumAge: .seconds(60), postLogoutRedirectURI: logout, additionalAuthorizationParameters: prompt)
         let byHosts = OAuthConfiguration(
-            issuer: Self.issuer, clientID: "worker", redirectURI: Self.callback, resourceHosts: ["api.example.com"],
+            issuer: Self.issuer, clientID: "worker", redirectURI: Self.callback, resourceOrigins: ["api.example.com"],
             refreshWindow: .seconds(10), onInvalidGrant: .fail, refreshLimit: limit, allowedClockSkew: .seconds(5),
             idTokenMaximumAge: .seconds(60), postLogoutRedirectURI: logout, additionalAuthorizationParameters: prompt)
         for configuration in [byOrigins, byHosts] {

@@ -27,7 +27,7 @@ func oauthConfiguration(
         clientSecret: clientSecret,
         redirectURI: redirectURI,
         scopes: scopes,
-        resourceHosts: ["api.example.com"],
+        resourceOrigins: ["api.example.com"],
         onInvalidGrant: onInvalidGrant,
         refreshLimit: refreshLimit,
         postLogoutRedirectURI: URL(string: "com.example.app:/logged-out")

@@ -163,6 +163,7 @@ public struct OAuthConfiguration: Sendable {
 
     /// The hosts of ``resourceOrigins``; setting it makes each host name an `https` origin on port 443 (or
     /// reads it as an origin, if it has a scheme).
+    @available(*, deprecated, message: "use resourceOrigins, which keeps each origin's scheme and port")
     public var resourceHosts: Set<String> {
         get { Set(resourceOrigins.map(\.host)) }
         set { resourceOrigins = CredentialOrigins.origins(fromHosts: newValue) }
@@ -236,6 +237,7 @@ public struct OAuthConfiguration: Sendable {
     /// A configuration whose tokens go to `resourceHosts`: each a host name, which means `https` on port 443, or an
     /// origin such as `"http://127.0.0.1:8080"`. The other parameters are those of
     /// ``init(endpoints:clientID:clientSecret:redirectURI:scopes:resourceOrigins:refreshWindow:onInvalidGrant:refreshLimit:allowedClockSkew:idTokenMaximumAge:postLogoutRedirectURI:additionalAuthorizationParameters:endpointOverrides:)``.
+    @available(*, deprecated, message: "use resourceOrigins: a host name is an https origin")
     public init(
         endpoints: Endpoints,
         clientID: String,
@@ -300,6 +302,7 @@ public struct OAuthConfiguration: Sendable {
     /// host, with or without a port, which means `https`, or an origin such as `"http://127.0.0.1:8080"`. The other
     /// parameters are those of
     /// ``init(issuer:clientID:clientSecret:redirectURI:scopes:resourceOrigins:refreshWindow:onInvalidGrant:refreshLimit:allowedClockSkew:idTokenMaximumAge:postLogoutRedirectURI:additionalAuthorizationParameters:endpointOverrides:)``.
+    @available(*, deprecated, message: "use resourceOrigins: a host name is an https origin")
     public init(
         issuer: URL,
         clientID: String,
