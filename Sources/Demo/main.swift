@@ -115,7 +115,8 @@ if let eventServer = environment["EVENT_STREAM_URL"].flatMap(URL.init(string:)) 
     var numbers = HTTPRequest(url: eventServer.appending(path: "numbers"))
     numbers.query = [URLQueryItem(name: "count", value: "5"), URLQueryItem(name: "close_after", value: "2")]
     do {
-        for try await event in Connection(loader: watched).events(for: numbers) {
+        let request = Request<ServerSentEvent>(underlyingRequest: numbers)
+        for try await event in Connection(loader: watched).events(for: request) {
             print("   ✓ event \(event.type) #\(event.lastEventID): \(event.data)")
         }
         print("   the server answered 204 No Content once all five were sent: the stream ended, not reconnected")

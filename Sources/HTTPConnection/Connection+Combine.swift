@@ -37,28 +37,37 @@ extension Connection {
     /// transfer waits while there is none), and cancelling the subscription stops the transfer.
     ///
     /// ```swift
-    /// connection.linesPublisher(for: HTTPRequest(path: "/logs/tail"))
+    /// connection.linesPublisher(for: Request<String>(underlyingRequest: HTTPRequest(path: "/logs/tail")))
     ///     .receive(on: DispatchQueue.main)
     ///     .sink { completion in … } receiveValue: { line in … }
     /// ```
     public func linesPublisher(
-        for request: HTTPRequest, maximumLineLength: Int = 1 << 20
+        for request: Request<String>, maximumLineLength: Int = 1 << 20
     ) -> AnyPublisher<String, any Error> {
         AsyncSequencePublisher(sequence: lines(for: request, maximumLineLength: maximumLineLength))
             .eraseToAnyPublisher()
     }
 
-    /// A publisher of the values of a JSON Lines response, decoded as
-    /// ``jsonLines(of:for:decoder:maximumLineLength:)`` decodes them, one per unit of demand; see
+    /// A publisher of the values of a JSON Lines response, each line decoded as
+    /// ``jsonLines(for:maximumLineLength:)`` decodes it, one per unit of demand; see
     /// ``linesPublisher(for:maximumLineLength:)``.
-    public func jsonLinesPublisher<Element: Decodable & Sendable>(
-        of type: Element.Type,
-        for request: HTTPRequest,
-        decoder: some DataDecoder = JSONDecoder(),
-        maximumLineLength: Int = 1 << 20
+    public func jsonLinesPublisher<Element: Sendable>(
+        for request: Request<Element>, maximumLineLength: Int = 1 << 20
+    ) -> AnyPublisher<Element, any Error> {
+        AsyncSequencePublisher(sequence: jsonLines(for: request, maximumLineLength: maximumLineLength))
+            .eraseToAnyPublisher()
+    }
+
+    /// A publisher of the Server-Sent Events of `request`'s response, each decoded as
+    /// ``events(for:eventType:reconnectionDelay:clock:)`` decodes it and resumed as it resumes them, one per unit of
+    /// demand; see ``linesPublisher(for:maximumLineLength:)``.
+    public func eventsPublisher<Element: Sendable>(
+        for request: Request<Element>,
+        eventType: String? = nil,
+        reconnectionDelay: Duration = .seconds(3)
     ) -> AnyPublisher<Element, any Error> {
         AsyncSequencePublisher(
-            sequence: jsonLines(of: type, for: request, decoder: decoder, maximumLineLength: maximumLineLength)
+            sequence: events(for: request, eventType: eventType, reconnectionDelay: reconnectionDelay)
         ).eraseToAnyPublisher()
     }
 }

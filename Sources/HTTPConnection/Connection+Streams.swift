@@ -7,80 +7,114 @@ extension Connection {
     /// fast as you read.
     ///
     /// ```swift
-    /// let export = try await connection.stream(HTTPRequest(path: "/export"))
+    /// let export = try await connection.stream(Request<Data>(underlyingRequest: HTTPRequest(path: "/export")))
     /// print(export.status, export.headers["Content-Type"] ?? "")
     /// for try await person in export.jsonLines(of: Person.self) {
     ///     print(person.name)
     /// }
     /// ```
     ///
-    /// A status other than 2xx throws a ``ResponseError`` of kind ``ResponseError/Kind/unacceptableStatus`` whose
-    /// response has the head and the first 4 KiB of the body (the rest is not read), as ``request(_:)`` throws for
-    /// the same status; a failure before the head arrives throws the chain's `HTTPError`. Cancelling the task that
-    /// reads the body, or dropping the stream, stops the transfer; ``reset(mode:)`` ends the body with
-    /// `HTTPError.Code.resetInProgress`.
-    public func stream(_ request: HTTPRequest) async throws -> ResponseStream {
-        switch await loader.stream(request) {
-        case .failure(let error):
-            throw error
-        case .success(let streamed):
-            guard streamed.head.status.isSuccess else {
-                var response = streamed.head
-                response.body = await Self.excerpt(of: streamed.body)
-                if Task.isCancelled { throw HTTPError(.cancelled, request: response.request, response: response) }
-                throw ResponseError(kind: .unacceptableStatus, response: response, expectedType: ResponseStream.self)
-            }
-            return ResponseStream(reader: BodyReader(streamed, watch: ResetWatch(openTransfers)))
-        }
+    /// The request's status rule and error decoding apply to the head, before any byte of the body is handed over:
+    /// a status it does not accept throws what ``request(_:)`` throws for it — a ``ServerError`` when the request
+    /// decodes error bodies (``Request/decodingErrors(as:decoder:)``) and the body decodes, a ``ResponseError`` of
+    /// kind ``ResponseError/Kind/unacceptableStatus`` otherwise — made from the head and the first 4 KiB of the
+    /// body (the rest is not read). The request's decode closure is not used: the body is yours to read. A failure
+    /// before the head arrives throws the chain's `HTTPError`. Cancelling the task that reads the body, or dropping
+    /// the stream, stops the transfer; ``reset(mode:)`` ends the body with `HTTPError.Code.resetInProgress`.
+    public func stream(_ request: Request<some Any>) async throws -> ResponseStream {
+        ResponseStream(reader: try await openBody(of: request))
     }
 
-    /// The lines of `request`'s response body as they arrive, decoded as UTF-8, without their terminators (LF, CR
-    /// or CRLF); a last line without a terminator is a line too.
+    /// The lines of `request`'s response body as they arrive, without their terminators (LF, CR or CRLF), each
+    /// decoded as the request decodes a body — as text in the `charset` of the response's `Content-Type`, UTF-8
+    /// when none is given, for a `Request<String>(underlyingRequest:)`; a last line without a terminator is a line
+    /// too.
     ///
     /// ```swift
-    /// for try await line in connection.lines(for: HTTPRequest(path: "/logs/tail")) {
+    /// let tail = Request<String>(underlyingRequest: HTTPRequest(path: "/logs/tail"))
+    /// for try await line in connection.lines(for: tail) {
     ///     print(line)
     /// }
     /// ```
     ///
-    /// The request is sent when the iteration begins, and throws as ``stream(_:)`` does. A line longer than
-    /// `maximumLineLength` bytes ends the iteration with `HTTPError.Code.invalidResponse` rather than grow without
-    /// bound; a line that is not UTF-8 with a ``ResponseError`` naming the line.
+    /// The request is sent when the iteration begins, and its head is checked as ``stream(_:)`` checks it, before
+    /// any line. A line longer than `maximumLineLength` bytes ends the iteration with
+    /// `HTTPError.Code.invalidResponse` rather than grow without bound; a line that does not decode with a
+    /// ``ResponseError`` naming the line.
     ///
     /// - Parameters:
     ///   - request: The request to send.
     ///   - maximumLineLength: The most bytes a line may have; 1 MiB by default.
-    public func lines(for request: HTTPRequest, maximumLineLength: Int = 1 << 20) -> ResponseLines {
-        ResponseLines(source: .request(self, request), maximumLineLength: maximumLineLength)
+    public func lines(for request: Request<String>, maximumLineLength: Int = 1 << 20) -> ResponseLines {
+        ResponseLines(
+            lines: LineSequence(
+                source: .request { try await self.openBody(of: request) }, maximumLineLength: maximumLineLength,
+                skipsEmptyLines: false, decode: Self.decodeLine(with: request)))
     }
 
-    /// The values of a JSON Lines (NDJSON) response, decoded one line at a time as `Element` as the body arrives:
-    /// for exports, logs and the streaming APIs of language models.
+    /// The values of a JSON Lines (NDJSON) response, each line decoded as the request decodes a body, as the body
+    /// arrives: for exports, logs and the streaming APIs of language models.
     ///
     /// ```swift
     /// struct Reading: Decodable, Sendable { var sensor: String; var value: Double }
     ///
-    /// for try await reading in connection.jsonLines(of: Reading.self, for: HTTPRequest(path: "/readings")) {
+    /// let readings = Request<Reading>(underlyingRequest: HTTPRequest(path: "/readings"))
+    /// for try await reading in connection.jsonLines(for: readings) {
     ///     print(reading.sensor, reading.value)
     /// }
     /// ```
     ///
-    /// Empty lines are skipped. A line that does not decode ends the iteration with a ``ResponseError`` of kind
-    /// ``ResponseError/Kind/undecodable`` whose ``ResponseError/line`` is its number; otherwise it throws as
-    /// ``lines(for:maximumLineLength:)`` does.
+    /// The request describes one line: a `Request<Reading>` made with `init(underlyingRequest:decoder:)` decodes each
+    /// line with its decoder, and its status rule and error decoding apply to the head, before any value, as
+    /// ``stream(_:)`` applies them. Empty lines are skipped. A line that does not decode ends the iteration with a
+    /// ``ResponseError`` of kind ``ResponseError/Kind/undecodable`` whose ``ResponseError/line`` is its number;
+    /// otherwise it throws as ``lines(for:maximumLineLength:)`` does.
     ///
     /// - Parameters:
-    ///   - type: The type of each line's value.
-    ///   - request: The request to send.
-    ///   - decoder: Decodes each line; a `JSONDecoder` by default.
+    ///   - request: The request to send, decoding one line.
     ///   - maximumLineLength: The most bytes a line may have; 1 MiB by default.
-    public func jsonLines<Element: Decodable & Sendable>(
-        of type: Element.Type,
-        for request: HTTPRequest,
-        decoder: some DataDecoder = JSONDecoder(),
-        maximumLineLength: Int = 1 << 20
+    public func jsonLines<Element: Sendable>(
+        for request: Request<Element>, maximumLineLength: Int = 1 << 20
     ) -> JSONLines<Element> {
-        JSONLines(source: .request(self, request), decoder: decoder, maximumLineLength: maximumLineLength)
+        JSONLines(
+            lines: LineSequence(
+                source: .request { try await self.openBody(of: request) }, maximumLineLength: maximumLineLength,
+                skipsEmptyLines: true, decode: Self.decodeLine(with: request)))
+    }
+
+    /// Sends `request` and returns the reader of its response's body once the head has arrived and the request
+    /// accepts its status.
+    func openBody<Response>(of request: Request<Response>) async throws -> BodyReader {
+        switch await loader.stream(request.underlyingRequest) {
+        case .failure(let error):
+            throw error
+        case .success(let streamed):
+            try await request.checkHead(of: streamed)
+            return BodyReader(streamed, watch: ResetWatch(openTransfers))
+        }
+    }
+
+    /// Decodes one line with `request`'s decode closure, given a response with the head and the line as its body.
+    static func decodeLine<Element>(with request: Request<Element>) -> LineSequence<Element>.Decode {
+        let decodeBody = request.decodeBody
+        return { line, head in
+            var response = head
+            response.body = Data(line)
+            return try decodeBody(response)
+        }
+    }
+}
+
+extension Request {
+    /// Checks a streamed response's head as ``decode(_:)`` checks a status, before any of its body is handed over:
+    /// for a status the request does not accept, reads up to 4 KiB of the body (the rest is not read), stops the
+    /// transfer and throws the request's error for that response.
+    func checkHead(of streamed: StreamedResponse) async throws {
+        guard !isAcceptable(streamed.head.status) else { return }
+        var response = streamed.head
+        response.body = await Self.excerpt(of: streamed.body)
+        if Task.isCancelled { throw HTTPError(.cancelled, request: response.request, response: response) }
+        try checkStatus(of: response)
     }
 
     /// Up to 4 KiB of a body, for the error of a status that is not accepted; the rest is not read.
@@ -119,16 +153,28 @@ public struct ResponseStream: Sendable {
     /// The body's bytes, in the chunks the transport delivers.
     public var chunks: ResponseChunks { ResponseChunks(source: .open(reader)) }
 
-    /// The body's lines, as ``Connection/lines(for:maximumLineLength:)`` reads them.
+    /// The body's lines, as ``Connection/lines(for:maximumLineLength:)`` reads them, decoded as UTF-8.
     public func lines(maximumLength: Int = 1 << 20) -> ResponseLines {
-        ResponseLines(source: .open(reader), maximumLineLength: maximumLength)
+        ResponseLines(
+            lines: LineSequence(
+                source: .open(reader), maximumLineLength: maximumLength, skipsEmptyLines: false,
+                decode: { line, _ in
+                    guard let text = String(validating: line, as: UTF8.self) else {
+                        throw TextDecodingFailure(encoding: .utf8)
+                    }
+                    return text
+                }))
     }
 
-    /// The body's JSON Lines values, as ``Connection/jsonLines(of:for:decoder:maximumLineLength:)`` reads them.
+    /// The body's JSON Lines values, as ``Connection/jsonLines(for:maximumLineLength:)`` reads them, each line
+    /// decoded as `Element` with `decoder`.
     public func jsonLines<Element: Decodable & Sendable>(
         of type: Element.Type, decoder: some DataDecoder = JSONDecoder(), maximumLineLength: Int = 1 << 20
     ) -> JSONLines<Element> {
-        JSONLines(source: .open(reader), decoder: decoder, maximumLineLength: maximumLineLength)
+        JSONLines(
+            lines: LineSequence(
+                source: .open(reader), maximumLineLength: maximumLineLength, skipsEmptyLines: true,
+                decode: { line, _ in try decoder.decode(Element.self, from: Data(line)) }))
     }
 
     /// Stops the transfer; reading the body then throws `HTTPError.Code.cancelled`.
@@ -165,66 +211,81 @@ public struct ResponseChunks: AsyncSequence, Sendable {
 public struct ResponseLines: AsyncSequence, Sendable {
     public typealias Element = String
 
-    let source: StreamSource
-    let maximumLineLength: Int
+    let lines: LineSequence<String>
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(lines: LineCursor(source: source, maximumLineLength: maximumLineLength))
+        AsyncIterator(lines: lines.makeCursor())
     }
 
     /// Reads as many chunks as the next line needs per `next()`.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var lines: LineCursor
+        var lines: DecodedLineCursor<String>
 
         public mutating func next() async throws -> String? {
-            guard let line = try await lines.next() else { return nil }
-            if let text = String(validating: line, as: UTF8.self) { return text }
-            throw lines.failure(
-                line: line, expectedType: String.self,
-                underlyingError: TextDecodingFailure(encoding: .utf8))
+            try await lines.next()
         }
     }
 }
 
-/// The values of a JSON Lines body: see ``Connection/jsonLines(of:for:decoder:maximumLineLength:)``.
-public struct JSONLines<Element: Decodable & Sendable>: AsyncSequence, Sendable {
-    let source: StreamSource
-    let decoder: any DataDecoder
-    let maximumLineLength: Int
-
-    init(source: StreamSource, decoder: some DataDecoder, maximumLineLength: Int) {
-        self.source = source
-        self.decoder = decoder
-        self.maximumLineLength = maximumLineLength
-    }
+/// The values of a JSON Lines body: see ``Connection/jsonLines(for:maximumLineLength:)``.
+public struct JSONLines<Element: Sendable>: AsyncSequence, Sendable {
+    let lines: LineSequence<Element>
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(lines: LineCursor(source: source, maximumLineLength: maximumLineLength), decoder: decoder)
+        AsyncIterator(lines: lines.makeCursor())
     }
 
     /// Decodes the next non-empty line per `next()`.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var lines: LineCursor
-        let decoder: any DataDecoder
+        var lines: DecodedLineCursor<Element>
 
         public mutating func next() async throws -> Element? {
-            while let line = try await lines.next() {
-                if line.isEmpty { continue }
-                do {
-                    return try decoder.decode(Element.self, from: Data(line))
-                } catch {
-                    throw lines.failure(line: line, expectedType: Element.self, underlyingError: error)
-                }
-            }
-            return nil
+            try await lines.next()
         }
+    }
+}
+
+/// A body read line by line, each line decoded: what ``ResponseLines`` and ``JSONLines`` iterate.
+struct LineSequence<Element>: Sendable {
+    /// Decodes a line, given the response's head.
+    typealias Decode = @Sendable (ArraySlice<UInt8>, HTTPResponse) throws -> Element
+
+    let source: StreamSource
+    let maximumLineLength: Int
+    let skipsEmptyLines: Bool
+    let decode: Decode
+
+    func makeCursor() -> DecodedLineCursor<Element> {
+        DecodedLineCursor(
+            lines: LineCursor(source: source, maximumLineLength: maximumLineLength), skipsEmptyLines: skipsEmptyLines,
+            decode: decode)
+    }
+}
+
+/// Decodes a body's lines one per `next()`; throws once, then ends.
+struct DecodedLineCursor<Element> {
+    var lines: LineCursor
+    let skipsEmptyLines: Bool
+    let decode: LineSequence<Element>.Decode
+
+    mutating func next() async throws -> Element? {
+        while let line = try await lines.next() {
+            if skipsEmptyLines, line.isEmpty { continue }
+            do {
+                return try decode(line, lines.head ?? HTTPResponse(request: HTTPRequest()))
+            } catch {
+                throw lines.failure(line: line, expectedType: Element.self, underlyingError: error)
+            }
+        }
+        return nil
     }
 }
 
 /// Where a body comes from: a stream already open, or a request sent when the iteration begins.
 enum StreamSource: Sendable {
     case open(BodyReader)
-    case request(Connection, HTTPRequest)
+    /// Sends the request and checks its head.
+    case request(@Sendable () async throws -> BodyReader)
 }
 
 /// One accepted response's body being read, and its part in its connection's resets.
@@ -276,9 +337,9 @@ struct BodyCursor {
     }
 
     mutating func next() async throws -> Data? {
-        if reader == nil, case .request(let connection, let request) = source {
+        if reader == nil, case .request(let open) = source {
             source = nil
-            reader = try await connection.stream(request).reader
+            reader = try await open()
         }
         guard let reader else { return nil }
         do {
@@ -299,8 +360,8 @@ struct LineCursor {
     private var body: BodyCursor
     private var splitter: LineSplitter
     private var isFinished = false
-    /// The head, for errors; set once the body is open.
-    private var head: HTTPResponse?
+    /// The head, for decoding and errors; set once the body is open.
+    private(set) var head: HTTPResponse?
 
     init(source: StreamSource, maximumLineLength: Int) {
         body = BodyCursor(source: source)

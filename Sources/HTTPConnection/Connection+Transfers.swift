@@ -4,8 +4,9 @@ public import HTTP
 /// A response whose body was downloaded to a file: the file, with the response's status and header fields.
 ///
 /// ```swift
-/// let video = try await connection.download(HTTPRequest(path: "/videos/42.mp4"), to: destination)
-/// print(video.fileURL.path, video.headers["Content-Type"] ?? "")
+/// let video = Request<Data>(underlyingRequest: HTTPRequest(path: "/videos/42.mp4"))
+/// let file = try await connection.download(video, to: destination)
+/// print(file.fileURL.path, file.headers["Content-Type"] ?? "")
 /// ```
 public struct DownloadedFile: Sendable {
     /// Where the body is: the destination the download was given.
@@ -32,7 +33,8 @@ extension Connection {
     /// the connection is lost.
     ///
     /// ```swift
-    /// let file = try await connection.download(HTTPRequest(path: "/videos/42.mp4"), to: destination) { progress in
+    /// let video = Request<Data>(underlyingRequest: HTTPRequest(path: "/videos/42.mp4"))
+    /// let file = try await connection.download(video, to: destination) { progress in
     ///     print(progress.fractionCompleted ?? 0)
     /// }
     /// print(file.status, file.fileURL.path)
@@ -44,9 +46,12 @@ extension Connection {
     /// `HTTPLoader.download(_:to:resumeAttempts:)`). For progress as an `AsyncSequence`, wrap the call in
     /// `HTTPRequest.reportingProgress(_:to:)`.
     ///
-    /// It throws `HTTPError` when no response arrived (cancelled, cannot connect, the file could not be written),
-    /// and a ``ResponseError`` of kind ``ResponseError/Kind/unacceptableStatus`` for any status but `200` and `206`,
-    /// whose response has the body the server sent (a `404`'s page), never written to `destination`.
+    /// It throws `HTTPError` when no response arrived (cancelled, cannot connect, the file could not be written).
+    /// Any status but `200` and `206` is not written to `destination`: for one the request does not accept it throws
+    /// what ``request(_:)`` throws — a ``ServerError`` when the request decodes error bodies and the body decodes, a
+    /// ``ResponseError`` otherwise, with the body the server sent (a `404`'s page) —, and for one it accepts (a
+    /// `204`) a ``ResponseError`` of kind ``ResponseError/Kind/unacceptableStatus``. The request's decode closure is
+    /// not used: the body is the file.
     ///
     /// - Parameters:
     ///   - request: The request to send.
@@ -55,14 +60,14 @@ extension Connection {
     ///   - progress: Called as bytes arrive, at most about 30 times a second, and once more at the end (see
     ///     `HTTPRequest.progressHandler`); on the transport's thread.
     public func download(
-        _ request: HTTPRequest,
+        _ request: Request<some Any>,
         to destination: URL,
         resumeAttempts: Int = 3,
         progress: (@Sendable (HTTPProgress) -> Void)? = nil
     ) async throws -> DownloadedFile {
         let result = await loader.download(
-            Self.reporting(progress, of: request), to: destination, resumeAttempts: resumeAttempts)
-        return try Self.downloadedFile(from: result, at: destination)
+            Self.reporting(progress, of: request.underlyingRequest), to: destination, resumeAttempts: resumeAttempts)
+        return try Self.downloadedFile(from: result, of: request, at: destination)
     }
 
     /// Downloads `request`'s response body to `destination` as ``download(_:to:resumeAttempts:progress:)`` does, and
@@ -72,16 +77,16 @@ extension Connection {
     ///   removes what was written.
     @discardableResult
     public func download(
-        _ request: HTTPRequest,
+        _ request: Request<some Any>,
         to destination: URL,
         resumeAttempts: Int = 3,
         progress: (@Sendable (HTTPProgress) -> Void)? = nil,
         completion: @escaping @Sendable (Result<DownloadedFile, any Error>) -> Void
     ) -> HTTPTask {
-        let request = Self.reporting(progress, of: request)
-        return Self.task(for: request, completion: completion) { [loader] in
-            let result = await loader.download(request, to: destination, resumeAttempts: resumeAttempts)
-            return Result { try Self.downloadedFile(from: result, at: destination) }
+        let reporting = Self.reporting(progress, of: request.underlyingRequest)
+        return Self.task(for: reporting, completion: completion) { [loader] in
+            let result = await loader.download(reporting, to: destination, resumeAttempts: resumeAttempts)
+            return Result { try Self.downloadedFile(from: result, of: request, at: destination) }
         }
     }
 
@@ -176,10 +181,14 @@ extension Connection {
         return reporting
     }
 
-    /// The downloaded file of a download's result, or the error it throws.
-    private static func downloadedFile(from result: HTTPResult, at destination: URL) throws -> DownloadedFile {
+    /// The downloaded file of `request`'s download result, or the error it throws.
+    private static func downloadedFile<Response>(
+        from result: HTTPResult, of request: Request<Response>, at destination: URL
+    ) throws -> DownloadedFile {
         let response = try result.get()
         guard response.fileURL != nil else {
+            // A status not written to the file: the request's error for it, or, when it accepts it, this one.
+            try request.checkStatus(of: response)
             throw ResponseError(kind: .unacceptableStatus, response: response, expectedType: DownloadedFile.self)
         }
         return DownloadedFile(fileURL: destination, response: response)

@@ -91,7 +91,8 @@ public final class Connection: Sendable {
     /// `HTTPError.Code.resetInProgress` at once either way, and no request leaves the chain once it has begun.
     ///
     /// In both modes, the streams this connection has open — bodies read with ``stream(_:)``,
-    /// ``lines(for:maximumLineLength:)`` or ``jsonLines(of:for:decoder:maximumLineLength:)``, listings from
+    /// ``lines(for:maximumLineLength:)`` or ``jsonLines(for:maximumLineLength:)``, event streams from
+    /// ``events(for:eventType:reconnectionDelay:clock:)``, listings from
     /// ``pages(for:next:)`` — end at once with `HTTPError.Code.resetInProgress`, and so do those that open while the
     /// reset runs: a stream has no end a reset could wait for, and none of the old session's data reaches the app
     /// after it. (A page being loaded finishes as any load does; the listing ends after it.)

@@ -33,8 +33,11 @@ extension Request where Response == String {
     }
 
     private static func encoding(of response: HTTPResponse) -> String.Encoding {
-        guard let contentType = response.headers["Content-Type"]?.lowercased(),
-            let charset = contentType.split(separator: ";").lazy
+        // Read for every line of a stream (`Connection.lines(for:)`): a field without parameters needs no more work.
+        guard let contentType = response.headers["Content-Type"], contentType.utf8.contains(UInt8(ascii: "="))
+        else { return .utf8 }
+        guard
+            let charset = contentType.lowercased().split(separator: ";").lazy
                 .map({ $0.trimmingCharacters(in: .whitespaces) })
                 .first(where: { $0.hasPrefix("charset=") })?
                 .dropFirst("charset=".count)

@@ -23,9 +23,11 @@ public import HTTP
 public struct Request<Response>: Sendable {
     /// The request that is sent.
     public var underlyingRequest: HTTPRequest
-    private var isAcceptable: @Sendable (HTTPStatus) -> Bool
+    private(set) var isAcceptable: @Sendable (HTTPStatus) -> Bool
     private var decodeErrorBody: (@Sendable (HTTPResponse) -> (any Error)?)?
-    private let decodeBody: @Sendable (HTTPResponse) throws -> Response
+    /// Turns an accepted response into the value: the whole body's, or one line's or event's of a stream (see
+    /// ``Connection/jsonLines(for:maximumLineLength:)``), given as a response with the head and that part as body.
+    let decodeBody: @Sendable (HTTPResponse) throws -> Response
 
     /// Creates a request that decodes accepted responses with `decode`.
     ///
@@ -46,10 +48,7 @@ public struct Request<Response>: Sendable {
     ///   type (see ``decodingErrors(as:decoder:)``); ``ResponseError`` when the status is not accepted
     ///   otherwise, or when the body cannot be decoded.
     public func decode(_ response: HTTPResponse) throws -> Response {
-        guard isAcceptable(response.status) else {
-            if let serverError = decodeErrorBody?(response) { throw serverError }
-            throw ResponseError(kind: .unacceptableStatus, response: response, expectedType: Response.self)
-        }
+        try checkStatus(of: response)
         do {
             return try decodeBody(response)
         } catch let error as ResponseError {
@@ -57,6 +56,15 @@ public struct Request<Response>: Sendable {
         } catch {
             throw ResponseError(
                 kind: .undecodable, response: response, expectedType: Response.self, underlyingError: error)
+        }
+    }
+
+    /// Throws what ``decode(_:)`` throws for `response`'s status when the request does not accept it: a
+    /// ``ServerError`` when its body decodes as the error type, a ``ResponseError`` otherwise.
+    func checkStatus(of response: HTTPResponse) throws {
+        guard isAcceptable(response.status) else {
+            if let serverError = decodeErrorBody?(response) { throw serverError }
+            throw ResponseError(kind: .unacceptableStatus, response: response, expectedType: Response.self)
         }
     }
 

@@ -64,7 +64,8 @@ import Testing
     @Test func aJSONLinesPublisherSendsOneElementPerUnitOfDemandThenFinishes() async throws {
         let body = Data((1...5).map { #"{"id":\#($0),"name":"P\#($0)"}"# + "\n" }.joined().utf8)
         let mock = MockLoader().then(status: .ok, body: body)
-        let publisher = Connection(loader: mock).jsonLinesPublisher(of: Person.self, for: HTTPRequest(host: "h"))
+        let publisher = Connection(loader: mock).jsonLinesPublisher(
+            for: Request<Person>(underlyingRequest: HTTPRequest(host: "h")))
         let received = Box<[String]>([])
         let subscription = Box<(any Subscription)?>(nil)
         let subscriber = AnySubscriber<Person, any Error>(
@@ -90,12 +91,14 @@ import Testing
         let mock = StreamingMock().then(endless: true, [Data("line\n".utf8)])
         let received = Box(0)
         let completions = Box(0)
-        let cancellable = Connection(loader: mock.loader).linesPublisher(for: HTTPRequest(host: "h"))
-            .sink { _ in
-                completions.withLock { $0 += 1 }
-            } receiveValue: { _ in
-                received.withLock { $0 += 1 }
-            }
+        let cancellable = Connection(loader: mock.loader).linesPublisher(
+            for: Request<String>(underlyingRequest: HTTPRequest(host: "h"))
+        )
+        .sink { _ in
+            completions.withLock { $0 += 1 }
+        } receiveValue: { _ in
+            received.withLock { $0 += 1 }
+        }
         try await eventually { received.value >= 10 }
         cancellable.cancel()
         let producer = try #require(mock.all.first)
@@ -107,11 +110,13 @@ import Testing
     @Test func aStatusThatIsNotAcceptedFailsTheLinesPublisher() async throws {
         let mock = MockLoader().then(status: .notFound, body: Data("gone".utf8))
         let failure = Box<(any Error)?>(nil)
-        let cancellable = Connection(loader: mock).linesPublisher(for: HTTPRequest(host: "h"))
-            .sink { completion in
-                if case .failure(let error) = completion { failure.withLock { $0 = error } }
-            } receiveValue: { _ in
-            }
+        let cancellable = Connection(loader: mock).linesPublisher(
+            for: Request<String>(underlyingRequest: HTTPRequest(host: "h"))
+        )
+        .sink { completion in
+            if case .failure(let error) = completion { failure.withLock { $0 = error } }
+        } receiveValue: { _ in
+        }
         try await eventually { failure.withLock { $0 != nil } }
         #expect((failure.withLock { $0 } as? ResponseError)?.status == .notFound)
         withExtendedLifetime(cancellable) {}

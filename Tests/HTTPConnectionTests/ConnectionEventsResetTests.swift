@@ -8,7 +8,7 @@ import Testing
 /// waiting to reconnect — once, with `resetInProgress`, the transfer stopped and nothing resumed.
 @Suite(.noHang) struct ConnectionEventsResetTests {
     static let eventStream: HTTPHeaders = ["Content-Type": "text/event-stream"]
-    static let request = HTTPRequest(host: "h", path: "/notifications")
+    static let request = Request<ServerSentEvent>(underlyingRequest: HTTPRequest(host: "h", path: "/notifications"))
 
     /// A clock whose sleeps last until the test releases them.
     struct HeldClock: Clock {
@@ -32,8 +32,8 @@ import Testing
     }
 
     /// Reads `iterator` until it ends, counting events; returns the errors it threw (each `next()` after one too).
-    static func drain(
-        _ iterator: inout EventStream.AsyncIterator, received: Box<Int>, extraCalls: Int = 2
+    static func drain<Element: Sendable>(
+        _ iterator: inout EventStream<Element>.AsyncIterator, received: Box<Int>, extraCalls: Int = 2
     ) async -> [any Error] {
         var failures: [any Error] = []
         while true {
@@ -81,7 +81,9 @@ import Testing
         let received = Box(0)
         let reading = Task { () -> (any Error)? in
             do {
-                for try await _ in connection.events(of: Tick.self, for: Self.request, reconnectionDelay: .zero) {
+                for try await _ in connection.events(
+                    for: Self.request.withResponse(Tick.self), reconnectionDelay: .zero)
+                {
                     received.withLock { $0 += 1 }
                 }
                 return nil
@@ -119,6 +121,39 @@ import Testing
         #expect(failures.count == 1, "\(failures)")
         #expect((failures.first as? HTTPError)?.code == .resetInProgress, "\(failures)")
         #expect(mock.receivedRequests.count == 1, "no reconnection after the reset")
+    }
+
+    @Test func theRequestsErrorBodyEndsTheStreamBeforeAnyEventWithoutReconnecting() async throws {
+        struct Problem: Decodable, Sendable { var detail: String }
+        struct Tick: Decodable, Sendable { var n: Int }
+        let mock = StreamingMock()
+            .then(
+                status: .unauthorized, endless: true,
+                [Data(#"{"detail":"token expired"}"#.utf8), Data(repeating: 0x20, count: 500)])  // then spaces, endless
+        let connection = Connection(loader: mock.loader)
+        let ticks = Self.request.withResponse(Tick.self).decodingErrors(as: Problem.self)
+        var iterator = connection.events(for: ticks, reconnectionDelay: .zero).makeAsyncIterator()
+        let failures = await Self.drain(&iterator, received: Box(0))
+        #expect(failures.count == 1, "\(failures)")
+        let problem = try #require(failures.first as? ServerError<Problem>, "\(failures)")
+        #expect(problem.body.detail == "token expired" && problem.response.status == .unauthorized)
+        let producer = try #require(mock.all.first)
+        try await eventually("\(producer.cancels) cancels") { producer.isFinished }
+        #expect(producer.cancels == 1, "the endless error body was stopped after its excerpt")
+        #expect(mock.loader.receivedRequests.count == 1, "a status the request refuses is not resumed")
+    }
+
+    @Test func anEventWhoseDataDoesNotDecodeEndsTheStreamWithAResponseError() async throws {
+        struct Tick: Decodable, Sendable { var n: Int }
+        let mock = MockLoader().then(
+            status: .ok, headers: Self.eventStream, body: Data("data: {\"n\":1}\n\ndata: {\"m\":2}\n\n".utf8))
+        var iterator = Connection(loader: mock).events(for: Self.request.withResponse(Tick.self))
+            .makeAsyncIterator()
+        #expect(try await iterator.next()?.n == 1)
+        let error = await #expect(throws: ResponseError.self) { _ = try await iterator.next() }
+        #expect(error?.kind == .undecodable && error?.response.body == Data(#"{"m":2}"#.utf8))
+        #expect(error?.description.contains("is not a Tick") == true, "\(error.map(String.init(describing:)) ?? "")")
+        #expect(try await iterator.next() == nil)
     }
 
     @Test func aStreamOpenedAfterAResetWorksAsUsual() async throws {

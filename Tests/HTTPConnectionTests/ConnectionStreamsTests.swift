@@ -12,6 +12,9 @@ import Testing
     }
 
     static let request = HTTPRequest(host: "api.example.com", path: "/export")
+    static let records = Request<Record>(underlyingRequest: request)
+    static let text = Request<String>(underlyingRequest: request)
+    static let raw = Request<Data>(underlyingRequest: request)
 
     /// Every terminator (LF, CR, CRLF, a CRLF split across chunks, empty lines), multi-byte UTF-8, and a last line
     /// without a terminator.
@@ -22,7 +25,7 @@ import Testing
         let mock = StreamingMock().then(body)
         var lines: [String] = []
         for try await line in Connection(loader: mock.loader).lines(
-            for: Self.request, maximumLineLength: maximumLineLength)
+            for: Self.text, maximumLineLength: maximumLineLength)
         {
             lines.append(line)
         }
@@ -64,7 +67,7 @@ import Testing
             let body = randomChunks(of: text, largest: round < 25 ? 3 : 64, using: &random)
             let mock = StreamingMock().then(headers: ["Content-Type": "application/x-ndjson"], body)
             var decoded: [Record] = []
-            for try await record in Connection(loader: mock.loader).jsonLines(of: Record.self, for: Self.request) {
+            for try await record in Connection(loader: mock.loader).jsonLines(for: Self.records) {
                 decoded.append(record)
             }
             #expect(decoded == records, "seed \(seed), round \(round)")
@@ -81,7 +84,7 @@ import Testing
 
             """.utf8)
         let mock = StreamingMock().then(chunks(of: text, cutAt: [7, 23, 30]))
-        var iterator = Connection(loader: mock.loader).jsonLines(of: Record.self, for: Self.request)
+        var iterator = Connection(loader: mock.loader).jsonLines(for: Self.records)
             .makeAsyncIterator()
         #expect(try await iterator.next()?.id == 1)
         #expect(try await iterator.next()?.id == 2)
@@ -97,7 +100,7 @@ import Testing
 
     @Test func aLineThatIsNotUTF8IsAnErrorNamingTheLine() async throws {
         let mock = StreamingMock().then([Data("ok\n".utf8), Data([0x66, 0xFF, 0x0A])])
-        var iterator = Connection(loader: mock.loader).lines(for: Self.request).makeAsyncIterator()
+        var iterator = Connection(loader: mock.loader).lines(for: Self.text).makeAsyncIterator()
         #expect(try await iterator.next() == "ok")
         let error = await #expect(throws: ResponseError.self) { _ = try await iterator.next() }
         #expect(error?.line == 2)
@@ -107,7 +110,7 @@ import Testing
     @Test func aLineLongerThanTheMaximumFailsAndStopsTheTransfer() async throws {
         // An endless body without a line break: reading it must fail rather than hold it all.
         let mock = StreamingMock().then(endless: true, [Data("short\n".utf8), Data(repeating: 0x61, count: 1_000)])
-        var iterator = Connection(loader: mock.loader).lines(for: Self.request, maximumLineLength: 4_096)
+        var iterator = Connection(loader: mock.loader).lines(for: Self.text, maximumLineLength: 4_096)
             .makeAsyncIterator()
         #expect(try await iterator.next() == "short")
         let error = await #expect(throws: HTTPError.self) { _ = try await iterator.next() }
@@ -125,7 +128,7 @@ import Testing
             status: .serviceUnavailable, headers: ["Retry-After": "5"], endless: true,
             [Data(repeating: 0x7A, count: 1_000)])
         let connection = Connection(loader: mock.loader)
-        let error = await #expect(throws: ResponseError.self) { try await connection.stream(Self.request) }
+        let error = await #expect(throws: ResponseError.self) { try await connection.stream(Self.raw) }
         #expect(error?.kind == .unacceptableStatus)
         #expect(error?.status == .serviceUnavailable)
         #expect(error?.response.headers["Retry-After"] == "5")
@@ -136,16 +139,76 @@ import Testing
 
         // The lazy forms throw the same, when the iteration begins.
         let lazy = Connection(loader: StreamingMock().then(status: .notFound, [Data("gone".utf8)]).loader)
-        var lines = lazy.lines(for: Self.request).makeAsyncIterator()
+        var lines = lazy.lines(for: Self.text).makeAsyncIterator()
         let lazyError = await #expect(throws: ResponseError.self) { _ = try await lines.next() }
         #expect(lazyError?.status == .notFound)
         #expect(lazyError?.response.body == Data("gone".utf8))
         #expect(try await lines.next() == nil)
     }
 
+    @Test func aTypedErrorBodyIsThrownForTheHeadBeforeAnyElement() async throws {
+        struct Problem: Decodable, Sendable { var code: String }
+        let problem = Data(#"{"code":"overloaded"}"#.utf8)
+        let mock = StreamingMock()
+            .then(status: .serviceUnavailable, headers: ["Content-Type": "application/json"], [problem])
+            .then(status: .serviceUnavailable, [problem])
+            .then(status: .serviceUnavailable, [problem])
+            .then(status: .serviceUnavailable, [Data("not json".utf8)])
+        let connection = Connection(loader: mock.loader)
+
+        let streamError = await #expect(throws: ServerError<Problem>.self) {
+            try await connection.stream(Self.raw.decodingErrors(as: Problem.self))
+        }
+        #expect(streamError?.body.code == "overloaded" && streamError?.response.status == .serviceUnavailable)
+
+        var records = connection.jsonLines(for: Self.records.decodingErrors(as: Problem.self)).makeAsyncIterator()
+        await #expect(throws: ServerError<Problem>.self) { _ = try await records.next() }
+        #expect(try await records.next() == nil, "the sequence threw once, then ended")
+
+        var lines = connection.lines(for: Self.text.decodingErrors(as: Problem.self)).makeAsyncIterator()
+        let linesError = await #expect(throws: ServerError<Problem>.self) { _ = try await lines.next() }
+        #expect(linesError?.body.code == "overloaded")
+
+        // A body that is not the error type: the status error, with the body as its excerpt.
+        var other = connection.jsonLines(for: Self.records.decodingErrors(as: Problem.self)).makeAsyncIterator()
+        let statusError = await #expect(throws: ResponseError.self) { _ = try await other.next() }
+        #expect(statusError?.kind == .unacceptableStatus && statusError?.response.body == Data("not json".utf8))
+        for producer in mock.all {
+            try await eventually { producer.isFinished }
+        }
+    }
+
+    @Test func eachLineIsDecodedAsTheRequestDecodesABody() async throws {
+        struct Entry: Decodable, Sendable, Equatable { var fullName: String }
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let mock = StreamingMock()
+            .then([Data("{\"full_name\":\"Ann\"}\n{\"full_".utf8), Data("name\":\"Bo\"}\n".utf8)])
+            .then(headers: ["Content-Type": "text/plain; charset=iso-8859-1"], [Data([0x63, 0x61, 0x66, 0xE9, 0x0A])])
+            .then(status: .notFound, [Data("{\"full_name\":\"Gone\"}".utf8)])
+        let connection = Connection(loader: mock.loader)
+        var entries: [Entry] = []
+        for try await entry in connection.jsonLines(
+            for: Request<Entry>(underlyingRequest: Self.request, decoder: decoder))
+        {
+            entries.append(entry)
+        }
+        #expect(entries == [Entry(fullName: "Ann"), Entry(fullName: "Bo")])
+
+        var lines: [String] = []
+        for try await line in connection.lines(for: Self.text) { lines.append(line) }
+        #expect(lines == ["café"], "the charset of the Content-Type")
+
+        // A request that accepts another status reads its body too.
+        let accepting = Request<Entry>(underlyingRequest: Self.request, decoder: decoder).accepting(.notFound)
+        var gone: [Entry] = []
+        for try await entry in connection.jsonLines(for: accepting) { gone.append(entry) }
+        #expect(gone == [Entry(fullName: "Gone")])
+    }
+
     @Test func aFailureBeforeTheHeadIsTheChainsError() async {
         let connection = Connection(loader: MockLoader().then(failWith: .cannotConnect))
-        var iterator = connection.jsonLines(of: Record.self, for: Self.request).makeAsyncIterator()
+        var iterator = connection.jsonLines(for: Self.records).makeAsyncIterator()
         let error = await #expect(throws: HTTPError.self) { _ = try await iterator.next() }
         #expect(error?.code == .cannotConnect)
     }
@@ -158,13 +221,13 @@ import Testing
             )
             .then([Data("raw ".utf8), Data("bytes".utf8)])
         let connection = Connection(loader: mock.loader)
-        let export = try await connection.stream(Self.request)
+        let export = try await connection.stream(Self.raw)
         #expect(export.status == .ok && export.headers["X-Total"] == "2" && export.head.body.isEmpty)
         var records: [Record] = []
         for try await record in export.jsonLines(of: Record.self) { records.append(record) }
         #expect(records.map(\.id) == [1, 2])
         var raw = Data()
-        for try await chunk in try await connection.stream(Self.request).chunks { raw += chunk }
+        for try await chunk in try await connection.stream(Self.raw).chunks { raw += chunk }
         #expect(raw == Data("raw bytes".utf8))
     }
 
@@ -174,7 +237,7 @@ import Testing
         let received = Box(0)
         let reading = Task {
             var count = 0
-            for try await _ in connection.lines(for: Self.request) {
+            for try await _ in connection.lines(for: Self.text) {
                 count += 1
                 received.withLock { $0 = count }
             }
@@ -193,7 +256,7 @@ import Testing
     @Test func droppingTheIteratorStopsTheTransfer() async throws {
         let mock = StreamingMock().then(endless: true, [Data("line\n".utf8)])
         let connection = Connection(loader: mock.loader)
-        for try await line in connection.lines(for: Self.request) {
+        for try await line in connection.lines(for: Self.text) {
             #expect(line == "line")
             break
         }
@@ -208,7 +271,7 @@ import Testing
         let connection = Connection(loader: mock.loader)
         let received = Box(0)
         let reading = Task {
-            var iterator = connection.jsonLines(of: Record.self, for: Self.request).makeAsyncIterator()
+            var iterator = connection.jsonLines(for: Self.records).makeAsyncIterator()
             var failures: [any Error] = []
             while true {
                 do {
@@ -252,7 +315,7 @@ import Testing
         let chunk = Data((0..<4).flatMap { _ in line })
         let limit = 16 * 1024
         let mock = StreamingMock().then(bufferLimit: limit, Array(repeating: chunk, count: 512))
-        let export = try await Connection(loader: mock.loader).stream(Self.request)
+        let export = try await Connection(loader: mock.loader).stream(Self.raw)
         let producer = try #require(mock.all.first)
         var consumed = 0
         var furthestAhead = 0

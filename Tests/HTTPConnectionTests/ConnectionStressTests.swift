@@ -4,14 +4,24 @@ import HTTPConnection
 import Testing
 
 /// The exactly-once contract for the typed layer's sequences: hundreds of JSON Lines streams, line streams, raw
-/// streams (head first, then chunks), listings and event streams through `Connection` over ResetGuard, Throttle and Retry, above a MockLoader whose
+/// streams (head first, then chunks), listings, event streams, downloads and streams whose head the request refuses
+/// with a typed error body, all typed by their `Request`, through `Connection` over ResetGuard, Throttle and Retry,
+/// above a MockLoader whose
 /// bodies arrive in random chunks after random delays — while tasks are cancelled mid-stream and the connection is
 /// reset, in both modes, at random moments. Every sequence ends exactly once (all of it, or one error, then nothing),
 /// every transfer stops, and nothing is left waiting. Runs under ThreadSanitizer in the test command.
 @Suite(.noHang) struct ConnectionStressTests {
     enum Kind: CaseIterable {
-        case jsonLines, lines, chunks, pages, events
+        case jsonLines, lines, chunks, pages, events, downloads, refused
     }
+
+    /// The error body the server sends for `/problem`, which `refused` streams decode.
+    struct Problem: Decodable, Sendable {
+        var code: String
+    }
+
+    /// What ``consume(_:expected:)`` reports for a `ServerError<Problem>`.
+    static let refusal = HTTPError.Code(rawValue: "refused with a ServerError<Problem>")
 
     /// How one consumer's sequence ended.
     enum Outcome: Sendable {
@@ -42,6 +52,10 @@ import Testing
                 return .failure(HTTPError(.cannotConnect, request: request))
             }
             let path = request.path
+            if path == "/download" {
+                let body = Data((1...ConnectionStressTests.itemsPerStream).map { "{\"n\":\($0)}\n" }.joined().utf8)
+                return .success(HTTPResponse(request: request, status: .ok, body: body))
+            }
             if path.hasPrefix("/pages/") {
                 let page = Int(path.dropFirst("/pages/".count)) ?? 1
                 let headers: HTTPHeaders = page < 3 ? ["Link": "</pages/\(page + 1)>; rel=next"] : [:]
@@ -60,6 +74,13 @@ import Testing
                 text = (1...count).map { "id: \($0)\ndata: {\"n\":\($0)}\n\n" }.joined()
             case "/lines":
                 text = (1...count).map { "line \($0)\r\n" }.joined()
+            case "/problem":
+                let producer = ChunkProducer(
+                    request: request,
+                    chunks: randomChunks(of: Data(#"{"code":"busy"}"#.utf8), largest: 4, using: &random),
+                    bufferLimit: 64, pause: .microseconds(Int.random(in: 0...40, using: &random)))
+                producers.withLock { $0.append(producer) }
+                return .success(producer.response(to: request, status: .unprocessableContent))
             default:
                 text = (1...count).map { "{\"n\":\($0)}\n" }.joined()
             }
@@ -86,6 +107,7 @@ import Testing
                 switch error {
                 case let error as HTTPError: failure = error.code
                 case is CancellationError: failure = .cancelled
+                case let error as ServerError<Problem> where error.body.code == "busy": failure = refusal
                 default: return .violation("an unexpected error: \(error)")
                 }
             }
@@ -96,7 +118,7 @@ import Testing
 
     /// Opens a stream with `Connection.stream(_:)` and reads its chunks to the end, checking that it ends exactly
     /// once with every byte (`expected`) or with one error.
-    static func consumeChunks(_ connection: Connection, _ request: HTTPRequest, expected: Int) async -> Outcome {
+    static func consumeChunks(_ connection: Connection, _ request: Request<Data>, expected: Int) async -> Outcome {
         let streamed: ResponseStream
         do {
             streamed = try await connection.stream(request)
@@ -123,6 +145,22 @@ import Testing
         return bytes == expected ? .complete(bytes) : .violation("\(bytes) bytes of \(expected)")
     }
 
+    /// Downloads with `Connection.download(_:to:)` and checks the file: all of it, or one error and no file.
+    static func consumeDownload(_ connection: Connection, to folder: URL, expected: Data) async -> Outcome {
+        let destination = folder.appending(path: UUID().uuidString)
+        let request = Request<Data>(underlyingRequest: HTTPRequest(host: "h", path: "/download"))
+        do {
+            let file = try await connection.download(request, to: destination)
+            let written = try Data(contentsOf: file.fileURL)
+            return written == expected ? .complete(written.count) : .violation("\(written.count) bytes written")
+        } catch let error as HTTPError {
+            if FileManager.default.fileExists(atPath: destination.path) { return .violation("a file after \(error)") }
+            return .failed(error.code)
+        } catch {
+            return .violation("an unexpected error downloading: \(error)")
+        }
+    }
+
     @Test(arguments: 0..<2)
     func everySequenceEndsExactlyOnceUnderCancellationAndResets(run: Int) async throws {
         let seed = SplitMix64.seed()
@@ -141,6 +179,10 @@ import Testing
             --> Retry(strategy: .immediately(maximumNumberOfAttempts: 2), budget: nil) --> terminal
         let connection = Connection(loader: chain)
         let count = Self.itemsPerStream
+        let folder = FileManager.default.temporaryDirectory.appending(path: "stress-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let jsonLinesBody = Data((1...count).map { "{\"n\":\($0)}\n" }.joined().utf8)
 
         let kinds = (0..<consumerCount).map { _ in Kind.allCases.randomElement(using: &random)! }
         let cancels = (0..<consumerCount).map { _ in Int.random(in: 0..<5, using: &random) == 0 }
@@ -151,7 +193,7 @@ import Testing
         ]
         let completed = Box(0)
         let ended = Box(0)
-        let outcomes = Box<[Outcome]>([])
+        let outcomes = Box<[(kind: Kind, outcome: Outcome)]>([])
         let finished = await withDeadline(seconds: 120, context) {
             await withTaskGroup(of: Void.self) { group in
                 var consumers: [Task<Outcome, Never>] = []
@@ -159,25 +201,28 @@ import Testing
                     let consumer = Task { () -> Outcome in
                         switch kinds[index] {
                         case .jsonLines:
-                            return await Self.consume(
-                                connection.jsonLines(of: Item.self, for: HTTPRequest(host: "h", path: "/jsonl")),
-                                expected: count)
+                            let items = Request<Item>(underlyingRequest: HTTPRequest(host: "h", path: "/jsonl"))
+                            return await Self.consume(connection.jsonLines(for: items), expected: count)
                         case .lines:
-                            return await Self.consume(
-                                connection.lines(for: HTTPRequest(host: "h", path: "/lines")), expected: count)
+                            let lines = Request<String>(underlyingRequest: HTTPRequest(host: "h", path: "/lines"))
+                            return await Self.consume(connection.lines(for: lines), expected: count)
                         case .chunks:
-                            let bytes = (1...count).map { "{\"n\":\($0)}\n" }.joined().utf8.count
                             return await Self.consumeChunks(
-                                connection, HTTPRequest(host: "h", path: "/chunks"), expected: bytes)
+                                connection, Request<Data>(underlyingRequest: HTTPRequest(host: "h", path: "/chunks")),
+                                expected: jsonLinesBody.count)
+                        case .downloads:
+                            return await Self.consumeDownload(connection, to: folder, expected: jsonLinesBody)
+                        case .refused:
+                            let refused = Request<Item>(underlyingRequest: HTTPRequest(host: "h", path: "/problem"))
+                                .decodingErrors(as: Problem.self)
+                            return await Self.consume(connection.jsonLines(for: refused), expected: 0)
                         case .pages:
                             let first = Request<[Int]>(underlyingRequest: HTTPRequest(host: "h", path: "/pages/1"))
                             return await Self.consume(connection.pages(for: first), expected: 3)
                         case .events:
+                            let events = Request<Item>(underlyingRequest: HTTPRequest(host: "h", path: "/events"))
                             return await Self.consume(
-                                connection.events(
-                                    of: Item.self, for: HTTPRequest(host: "h", path: "/events"),
-                                    reconnectionDelay: .zero),
-                                expected: count)
+                                connection.events(for: events, reconnectionDelay: .zero), expected: count)
                         }
                     }
                     consumers.append(consumer)
@@ -188,10 +233,10 @@ import Testing
                         }
                     }
                 }
-                for consumer in consumers {
+                for (consumer, kind) in zip(consumers, kinds) {
                     group.addTask {
                         let outcome = await consumer.value
-                        outcomes.withLock { $0.append(outcome) }
+                        outcomes.withLock { $0.append((kind, outcome)) }
                         if case .complete = outcome { completed.withLock { $0 += 1 } }
                         ended.withLock { $0 += 1 }
                     }
@@ -215,19 +260,25 @@ import Testing
         let all = outcomes.value
         #expect(all.count == consumerCount)
         var failures: [HTTPError.Code: Int] = [:]
-        for outcome in all {
+        for (kind, outcome) in all {
             switch outcome {
-            case .complete: break
-            case .failed(let code): failures[code, default: 0] += 1
-            case .violation(let message): Issue.record("\(message) (\(context))")
+            case .complete:
+                if kind == .refused { Issue.record("a stream the request refuses completed (\(context))") }
+            case .failed(let code):
+                failures[code, default: 0] += 1
+                if code == Self.refusal, kind != .refused { Issue.record("\(kind) refused (\(context))") }
+            case .violation(let message):
+                Issue.record("\(kind): \(message) (\(context))")
             }
         }
         #expect(
-            Set(failures.keys).isSubset(of: [.cancelled, .resetInProgress, .cannotConnect]), "\(failures), \(context)")
+            Set(failures.keys).isSubset(of: [.cancelled, .resetInProgress, .cannotConnect, Self.refusal]),
+            "\(failures), \(context)")
+        #expect((failures[Self.refusal] ?? 0) > 0, "no head was refused with its typed error body (\(context))")
         #expect((failures[.cancelled] ?? 0) > 0, "nothing was cancelled: the test did not exercise it (\(context))")
         #expect((failures[.resetInProgress] ?? 0) > 0, "no reset ended anything (\(context))")
         #expect(
-            all.contains { if case .complete = $0 { true } else { false } },
+            all.contains { if case .complete = $0.outcome { true } else { false } },
             "nothing completed: \(failures), \(context)")
 
         // Every transfer stopped: delivered whole, or cancelled once, never left producing for nobody.

@@ -211,20 +211,46 @@ struct ConnectionEndToEndTests {
         let mock = MockLoader().then(status: .ok, headers: Self.eventStream, body: Data(body.utf8)).then(
             status: .noContent)
         let connection = Connection(loader: mock)
-        var prices: [Price] = []
-        for try await price in connection.events(
-            of: Price.self, for: HTTPRequest(host: "h", path: "/prices"), eventType: "price", reconnectionDelay: .zero)
-        {
-            prices.append(price)
+        var received: [Price] = []
+        let prices = Request<Price>(underlyingRequest: HTTPRequest(host: "h", path: "/prices"))
+        for try await price in connection.events(for: prices, eventType: "price", reconnectionDelay: .zero) {
+            received.append(price)
         }
-        #expect(prices == [Price(symbol: "A", price: 1.5), Price(symbol: "B", price: 2)])
+        #expect(received == [Price(symbol: "A", price: 1.5), Price(symbol: "B", price: 2)])
     }
 
-    @Test func anEventThatDoesNotDecodeEndsTheStreamWithTheDecodersError() async throws {
+    @Test func anEventThatDoesNotDecodeEndsTheStreamWithTheDecodersErrorInAResponseError() async throws {
         let mock = MockLoader().then(status: .ok, headers: Self.eventStream, body: Data("data: not json\n\n".utf8))
-        var iterator = Connection(loader: mock).events(of: Price.self, for: HTTPRequest(host: "h", path: "/p"))
-            .makeAsyncIterator()
-        await #expect(throws: DecodingError.self) { _ = try await iterator.next() }
+        var iterator = Connection(loader: mock).events(
+            for: Request<Price>(underlyingRequest: HTTPRequest(host: "h", path: "/p"))
+        ).makeAsyncIterator()
+        let error = await #expect(throws: ResponseError.self) { _ = try await iterator.next() }
+        #expect(error?.underlyingError is DecodingError)
+        #expect(error?.response.body == Data("not json".utf8))
+    }
+
+    @Test func eventsAsTextAndAWholeBodyAsItsFirstEvent() async throws {
+        let body = Data("event: hello\nid: 9\ndata: world\n\ndata: again\n\n".utf8)
+        let mock = MockLoader()
+            .then(status: .ok, headers: Self.eventStream, body: body)
+            .then(status: .noContent)
+            .then(status: .ok, headers: Self.eventStream, body: body)
+            .then(status: .ok, headers: Self.eventStream, body: Data("data: unterminated".utf8))
+        let connection = Connection(loader: mock)
+        let request = HTTPRequest(host: "h", path: "/e")
+        var texts: [String] = []
+        for try await text in connection.events(
+            for: Request<String>(underlyingRequest: request), reconnectionDelay: .zero)
+        {
+            texts.append(text)
+        }
+        #expect(texts == ["world", "again"])
+        let first = try await connection.request(Request<ServerSentEvent>(underlyingRequest: request))
+        #expect(first == ServerSentEvent(type: "hello", data: "world", lastEventID: "9"))
+        let error = await #expect(throws: ResponseError.self) {
+            try await connection.request(Request<ServerSentEvent>(underlyingRequest: request))
+        }
+        #expect(error?.kind == .undecodable)
     }
 
     @Test func rawEventsKeepTheirTypeAndID() async throws {
@@ -233,7 +259,8 @@ struct ConnectionEndToEndTests {
             .then(status: .noContent)
         var received: [ServerSentEvent] = []
         for try await event in Connection(loader: mock).events(
-            for: HTTPRequest(host: "h", path: "/e"), reconnectionDelay: .zero)
+            for: Request<ServerSentEvent>(underlyingRequest: HTTPRequest(host: "h", path: "/e")),
+            reconnectionDelay: .zero)
         {
             received.append(event)
         }

@@ -25,7 +25,9 @@ struct ConnectionTransfersIntegrationTests {
 
     @Test func httpbinStreamIsReadAsJSONLines() async throws {
         var ids: [Int] = []
-        for try await object in connection.jsonLines(of: StreamedObject.self, for: httpbin("stream/25")) {
+        for try await object in connection.jsonLines(
+            for: Request<StreamedObject>(underlyingRequest: httpbin("stream/25")))
+        {
             ids.append(object.id)
             #expect(object.url.hasSuffix("/stream/25"))
         }
@@ -35,11 +37,13 @@ struct ConnectionTransfersIntegrationTests {
     @Test func dripAndStreamBytesArriveWhole() async throws {
         let drip = httpbin("drip", query: [.init(name: "numbytes", value: "8"), .init(name: "duration", value: "0.4")])
         var dripped = Data()
-        for try await chunk in try await connection.stream(drip).chunks { dripped += chunk }
+        for try await chunk in try await connection.stream(Request<Data>(underlyingRequest: drip)).chunks {
+            dripped += chunk
+        }
         #expect(dripped == Data(repeating: UInt8(ascii: "*"), count: 8))
 
         let bytes = httpbin("stream-bytes/20000", query: [.init(name: "chunk_size", value: "100")])
-        let stream = try await connection.stream(bytes)
+        let stream = try await connection.stream(Request<Data>(underlyingRequest: bytes))
         #expect(stream.status == .ok)
         var count = 0
         for try await chunk in stream.chunks { count += chunk.count }
@@ -48,7 +52,7 @@ struct ConnectionTransfersIntegrationTests {
 
     @Test func aStatusThatIsNotAcceptedThrowsBeforeTheBody() async throws {
         let error = await #expect(throws: ResponseError.self) {
-            for try await _ in connection.lines(for: httpbin("status/418")) {}
+            for try await _ in connection.lines(for: Request<String>(underlyingRequest: httpbin("status/418"))) {}
         }
         #expect(error?.status.rawValue == 418)
         #expect(error?.response.body.isEmpty == false, "the teapot's body is in the excerpt")
@@ -59,7 +63,7 @@ struct ConnectionTransfersIntegrationTests {
         let held = HTTPRequest(url: URL(string: "\(downloadsURL!.absoluteString)/file/1000000?hold=65536")!)
         let received = Box(0)
         let reading = Task { [connection] in
-            for try await chunk in try await connection.stream(held).chunks {
+            for try await chunk in try await connection.stream(Request<Data>(underlyingRequest: held)).chunks {
                 received.withLock { $0 += chunk.count }
             }
         }
@@ -79,8 +83,9 @@ struct ConnectionTransfersIntegrationTests {
         // No Retry in this chain: it would send the cut-off request again from the start, below the download's own
         // resumption.
         let connection = Connection(loader: URLSessionLoader())
-        let file = try await connection.download(HTTPRequest(url: url), to: folder.appending(path: "file.bin")) {
-            progress in last.withLock { $0 = progress }
+        let request = Request<Data>(underlyingRequest: HTTPRequest(url: url))
+        let file = try await connection.download(request, to: folder.appending(path: "file.bin")) { progress in
+            last.withLock { $0 = progress }
         }
         #expect(file.status == .partialContent, "the second half came as a range")
         #expect(file.response.request.headers["Range"] != nil)
@@ -120,7 +125,8 @@ struct ConnectionTransfersIntegrationTests {
     @Test func eventsAreDecodedThroughTheConnection() async throws {
         let url = URL(string: "\(eventStreamURL!.absoluteString)/numbers?count=5&close_after=2&retry=10")!
         var numbers: [Int] = []
-        for try await number in connection.events(of: Number.self, for: HTTPRequest(url: url), eventType: "number") {
+        let request = Request<Number>(underlyingRequest: HTTPRequest(url: url))
+        for try await number in connection.events(for: request, eventType: "number") {
             numbers.append(number.n)
         }
         #expect(numbers == [1, 2, 3, 4, 5], "resumed after the server closed the connection")

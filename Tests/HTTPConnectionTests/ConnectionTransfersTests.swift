@@ -18,6 +18,8 @@ import Testing
         return folder
     }
 
+    static let file = Request<Data>(underlyingRequest: HTTPRequest(host: "h", path: "/f"))
+
     static let payload = Data((0..<100_000).map { UInt8($0 % 251) })
 
     @Test func aDownloadIsWrittenToTheDestinationWithItsResponseAndProgress() async throws {
@@ -28,7 +30,7 @@ import Testing
             status: .ok, headers: ["Content-Length": "100000", "ETag": "\"v1\""], body: Self.payload)
         let reports = Box<[HTTPProgress]>([])
         let file = try await Connection(loader: mock).download(
-            HTTPRequest(host: "h", path: "/file.bin"), to: destination
+            Request<Data>(underlyingRequest: HTTPRequest(host: "h", path: "/file.bin")), to: destination
         ) { progress in reports.withLock { $0.append(progress) } }
         #expect(file.fileURL == destination)
         #expect(file.status == .ok && file.headers["ETag"] == "\"v1\"")
@@ -60,7 +62,7 @@ import Testing
                         request: request, status: .partialContent,
                         headers: ["Content-Range": "bytes \(half)-99999/100000", "ETag": "\"v1\""], body: Data(rest)))
             }
-        let file = try await Connection(loader: mock).download(HTTPRequest(host: "h", path: "/f"), to: destination)
+        let file = try await Connection(loader: mock).download(Self.file, to: destination)
         #expect(file.status == .partialContent)
         #expect(try Data(contentsOf: destination) == Self.payload)
         let resumed = try #require(mock.receivedRequests.last)
@@ -76,12 +78,42 @@ import Testing
         try Data("old".utf8).write(to: destination)
         let mock = MockLoader().then(status: .notFound, body: Data("no such file".utf8))
         let error = await #expect(throws: ResponseError.self) {
-            try await Connection(loader: mock).download(HTTPRequest(host: "h", path: "/f"), to: destination)
+            try await Connection(loader: mock).download(Self.file, to: destination)
         }
         #expect(error?.kind == .unacceptableStatus && error?.status == .notFound)
         #expect(error?.response.body == Data("no such file".utf8))
         #expect(try Data(contentsOf: destination) == Data("old".utf8))
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["file.bin"])
+    }
+
+    @Test func aDownloadThrowsTheRequestsTypedErrorBodyAndLeavesTheDestinationAlone() async throws {
+        struct Problem: Decodable, Sendable { var reason: String }
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appending(path: "file.bin")
+        let mock = MockLoader()
+            .then(status: .forbidden, body: Data(#"{"reason":"quota"}"#.utf8))
+            .then(status: .noContent)
+            .then(status: .forbidden, body: Data(#"{"reason":"quota"}"#.utf8))
+        let connection = Connection(loader: mock)
+        let error = await #expect(throws: ServerError<Problem>.self) {
+            try await connection.download(Self.file.decodingErrors(as: Problem.self), to: destination)
+        }
+        #expect(error?.body.reason == "quota" && error?.response.status == .forbidden)
+        // A status the request accepts but that has no body to save.
+        let empty = await #expect(throws: ResponseError.self) {
+            try await connection.download(Self.file, to: destination)
+        }
+        #expect(empty?.kind == .unacceptableStatus && empty?.status == .noContent)
+        let completed = Box<[Result<DownloadedFile, any Error>]>([])
+        await withCheckedContinuation { continuation in
+            connection.download(Self.file.decodingErrors(as: Problem.self), to: destination) { result in
+                completed.withLock { $0.append(result) }
+                continuation.resume()  // a second call would trap
+            }
+        }
+        #expect((completed.value.first?.error as? ServerError<Problem>)?.body.reason == "quota")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
     }
 
     @Test func theCompletionFormOfADownloadCompletesOnceAndItsHandleCancels() async throws {
@@ -96,7 +128,9 @@ import Testing
                 })
         let results = Box<[Result<DownloadedFile, any Error>]>([])
         await withCheckedContinuation { continuation in
-            connection.download(HTTPRequest(host: "h", path: "/a"), to: folder.appending(path: "a")) { result in
+            connection.download(
+                Request<Data>(underlyingRequest: HTTPRequest(host: "h", path: "/a")), to: folder.appending(path: "a")
+            ) { result in
                 results.withLock { $0.append(result) }
                 continuation.resume()  // a second call would trap
             }
@@ -104,7 +138,9 @@ import Testing
         #expect(try results.value.first?.get().fileURL == folder.appending(path: "a"))
 
         let cancelled = Box<[Result<DownloadedFile, any Error>]>([])
-        let task = connection.download(HTTPRequest(host: "h", path: "/b"), to: folder.appending(path: "b")) { result in
+        let task = connection.download(
+            Request<Data>(underlyingRequest: HTTPRequest(host: "h", path: "/b")), to: folder.appending(path: "b")
+        ) { result in
             cancelled.withLock { $0.append(result) }
         }
         try await eventually { (connection.loader as? MockLoader)?.receivedRequests.count == 2 }

@@ -104,15 +104,22 @@ struct Reading: Decodable, Sendable {
     var value: Double
 }
 
+extension Request where Response == Reading {
+    static var readings: Request<Reading> {
+        Request(underlyingRequest: HTTPRequest(path: "/readings"))
+    }
+}
+
 func printReadings(using connection: Connection) async throws {
-    for try await reading in connection.jsonLines(of: Reading.self, for: HTTPRequest(path: "/readings")) {
+    for try await reading in connection.jsonLines(for: .readings) {
         print(reading.sensor, reading.value)
     }
 }
 
 // StreamsDownloadsAndUploads.md, "See the head first".
 func exportPeople(using connection: Connection) async throws -> [Person] {
-    let export = try await connection.stream(HTTPRequest(path: "/people/export"))
+    let request = Request<Data>(underlyingRequest: HTTPRequest(path: "/people/export"))
+    let export = try await connection.stream(request.decodingErrors(as: APIProblem.self))
     print(export.status, export.headers["Content-Type"] ?? "")
     var people: [Person] = []
     for try await person in export.jsonLines(of: Person.self) { people.append(person) }
@@ -126,29 +133,44 @@ struct Quote: Decodable, Sendable {
 }
 
 func followQuotes(using connection: Connection) async throws -> [Quote] {
-    var quotes: [Quote] = []
-    for try await quote in connection.events(of: Quote.self, for: HTTPRequest(path: "/quotes"), eventType: "quote") {
-        quotes.append(quote)
+    let quotes = Request<Quote>(underlyingRequest: HTTPRequest(path: "/quotes"))
+    var received: [Quote] = []
+    for try await quote in connection.events(for: quotes, eventType: "quote") {
+        received.append(quote)
     }
-    return quotes  // the server answered 204 No Content: the feed is over
+    return received  // the server answered 204 No Content: the feed is over
+}
+
+func printNotifications(using connection: Connection) async throws {
+    let notifications = Request<ServerSentEvent>(underlyingRequest: HTTPRequest(path: "/notifications"))
+    for try await event in connection.events(for: notifications) {
+        print(event.type, event.lastEventID, event.data)
+    }
 }
 
 // StreamsDownloadsAndUploads.md, "What can go wrong".
 func tail(using connection: Connection) async {
     do {
-        for try await line in connection.lines(for: HTTPRequest(path: "/logs/tail"), maximumLineLength: 64 * 1024) {
+        let tail = Request<String>(underlyingRequest: HTTPRequest(path: "/logs/tail"))
+        for try await line in connection.lines(for: tail, maximumLineLength: 64 * 1024) {
             print(line)
         }
     } catch let error as ResponseError where error.line != nil {
-        print("line \(error.line ?? 0) is not UTF-8:", error)
+        print("line \(error.line ?? 0) is not text:", error)
     } catch {
         print(error)  // a status other than 2xx, a line too long, the connection lost, a reset
     }
 }
 
 // StreamsDownloadsAndUploads.md, "Download to a file".
+extension Request where Response == Data {
+    static func video(_ id: Int) -> Request<Data> {
+        Request(underlyingRequest: HTTPRequest(path: "/videos/\(id).mp4"))
+    }
+}
+
 func downloadVideo(using connection: Connection, to destination: URL) async throws -> DownloadedFile {
-    try await connection.download(HTTPRequest(path: "/videos/42.mp4"), to: destination) { progress in
+    try await connection.download(.video(42), to: destination) { progress in
         print(progress.fractionCompleted ?? 0)
     }
 }
@@ -165,7 +187,7 @@ func uploadVideo(_ movie: URL, using connection: Connection) async throws -> Rec
 
 // StreamsDownloadsAndUploads.md, "Callbacks and Combine".
 func startDownload(using connection: Connection, to destination: URL) -> HTTPTask {
-    connection.download(HTTPRequest(path: "/videos/42.mp4"), to: destination) { result in
+    connection.download(.video(42), to: destination) { result in
         switch result {
         case .success(let file): print("saved to", file.fileURL.path)
         case .failure(let error): print(error)
@@ -257,6 +279,12 @@ extension APIProblem: Equatable {}
         let quotes = try await followQuotes(using: Connection(loader: feed))
         #expect(quotes.map(\.symbol) == ["A", "B"])
         #expect(feed.receivedRequests.map { $0.headers["Last-Event-ID"] } == [nil, "1", "2"])
+
+        let notifications = MockLoader()
+            .then(status: .ok, headers: events, body: Data("retry: 0\nevent: hello\nid: 3\ndata: world\n\n".utf8))
+            .then(status: .noContent)
+        try await printNotifications(using: Connection(loader: notifications))
+        #expect(notifications.receivedRequests.map { $0.headers["Last-Event-ID"] } == [nil, "3"])
     }
 
     @Test func transferSamplesDownloadAndUpload() async throws {

@@ -8,25 +8,32 @@ import Testing
 // DocumentationTests.swift, the same as the README's.
 
 private func streamingDownloadsPagesEvents(using connection: Connection, saveTo destination: URL) async throws {
-    // JSON Lines, decoded line by line as the body arrives (backpressure: the transfer goes as fast as you read)
-    for try await reading in connection.jsonLines(of: Reading.self, for: HTTPRequest(path: "/readings")) {
+    // Each request says what it yields and how, as for request(_:): here one JSON value per line
+    let readings = Request<Reading>(underlyingRequest: HTTPRequest(path: "/readings"))
+
+    // JSON Lines, each line decoded as the body arrives (backpressure: the transfer goes as fast as you read); a status
+    // the request does not accept throws before the first element, as request(_:) would
+    for try await reading in connection.jsonLines(for: readings) {
         print(reading.sensor, reading.value)
     }
 
     // A download to a file, with progress; resumed with Range / If-Range when the connection drops
-    let video = try await connection.download(HTTPRequest(path: "/videos/42.mp4"), to: destination) { progress in
+    let video = Request<Data>(underlyingRequest: HTTPRequest(path: "/videos/42.mp4"))
+    let file = try await connection.download(video, to: destination) { progress in
         print(progress.fractionCompleted ?? 0)
     }
-    print(video.status, video.headers["Content-Type"] ?? "", video.fileURL.path)
+    print(file.status, file.headers["Content-Type"] ?? "", file.fileURL.path)
 
     // Pages: one load per page, following Link: <…>; rel="next" until there is none
     for try await names in connection.pages(for: Request<[String]>(underlyingRequest: HTTPRequest(path: "/names"))) {
         print(names)
     }
 
-    // Server-Sent Events, resumed through the chain with Last-Event-ID until the server answers 204
-    for try await event in connection.events(for: HTTPRequest(path: "/notifications")) {
-        print(event.type, event.data)
+    // Server-Sent Events, each event's data decoded as the request's type (Request<ServerSentEvent>: the events
+    // themselves), resumed through the chain with Last-Event-ID until the server answers 204
+    let notifications = Request<String>(underlyingRequest: HTTPRequest(path: "/notifications"))
+    for try await text in connection.events(for: notifications) {
+        print(text)
     }
 }
 

@@ -52,8 +52,8 @@ public func personJSONLines(count: Int) -> Data {
 
 /// How a JSON Lines body is read through `Connection`, for the JSON Lines budget.
 public enum JSONLinesReading: String, CaseIterable, Sendable {
-    /// `Connection.jsonLines(of:for:)`: the product's JSON Lines decoding.
-    case jsonLines = "Connection.jsonLines(of:for:)"
+    /// `Connection.jsonLines(for:)`: the product's JSON Lines decoding, each line decoded by a `Request<StreamedPerson>`.
+    case jsonLines = "Connection.jsonLines(for:)"
     /// `Connection.lines(for:)` and a plain loop that decodes each non-empty line with a `JSONDecoder`: the
     /// baseline the budget names.
     case plainLoop = "Connection.lines(for:) + JSONDecoder in a loop"
@@ -81,18 +81,21 @@ public struct JSONLinesSubject: Sendable {
         var count = 0
         switch reading {
         case .jsonLines:
-            for try await person in connection.jsonLines(of: StreamedPerson.self, for: request) {
+            for try await person in connection.jsonLines(for: Request<StreamedPerson>(underlyingRequest: request)) {
                 count &+= person.id == 42 ? 1 : 0
             }
         case .plainLoop:
             let decoder = JSONDecoder()
-            for try await line in connection.lines(for: request) {
+            for try await line in connection.lines(for: Request<String>(underlyingRequest: request)) {
                 if line.isEmpty { continue }
                 let person = try decoder.decode(StreamedPerson.self, from: Data(line.utf8))
                 count &+= person.id == 42 ? 1 : 0
             }
         case .linesOnly:
-            for try await line in connection.lines(for: request) where !line.isEmpty { count &+= 1 }
+            for try await line in connection.lines(for: Request<String>(underlyingRequest: request)) where !line.isEmpty
+            {
+                count &+= 1
+            }
         }
         guard count == lineCount else { throw LoopbackError.unexpectedResponse }
         return count
@@ -157,11 +160,11 @@ public func streamThroughConnection(
     let connection = Connection(loader: makeDefaultChain(terminal: terminal, environment: environment))
     var person = makeDefaultChainRequest()
     person.path = personPath
-    _ = try await connection.stream(person).chunks.reduce(0) { $0 + $1.count }
+    _ = try await connection.stream(Request<Data>(underlyingRequest: person)).chunks.reduce(0) { $0 + $1.count }
     warmUp()
     var request = makeDefaultChainRequest()
     request.path = url.path
-    let stream = try await connection.stream(request)
+    let stream = try await connection.stream(Request<Data>(underlyingRequest: request))
     var bytes: Int64 = 0
     for try await chunk in stream.chunks { bytes += Int64(chunk.count) }
     if let ahc { await ahc.shutdown() }
@@ -187,7 +190,8 @@ public struct EventStreamSubject: Sendable {
     /// event); returns their number.
     public func read() async throws -> Int {
         var count = 0
-        for try await event in connection.events(for: makeDefaultChainRequest()) {
+        let events = Request<ServerSentEvent>(underlyingRequest: makeDefaultChainRequest())
+        for try await event in connection.events(for: events) {
             count &+= event.data.isEmpty ? 0 : 1
             if count == eventCount { break }
         }

@@ -9,7 +9,7 @@ func shownMedian(_ values: [Double], decimals: Int) -> String {
     return format(median(values), decimals: decimals) + (interval ?? "")
 }
 
-/// Issue 24's JSON Lines budget: `Connection.jsonLines(of:for:)` decodes at ≥ 0.8× the throughput of a plain loop
+/// Issue 24's JSON Lines budget: `Connection.jsonLines(for:)` decodes at ≥ 0.8× the throughput of a plain loop
 /// that decodes the same lines from the chain's own line stream (`Connection.lines(for:)` and a `JSONDecoder`). Both
 /// read a body of `lines` copies of the 213-byte person, in process, through the default chain over a terminal that
 /// answers with it in memory (streamed in 64 KiB chunks). Every round reads it once each way, and once without

@@ -12,7 +12,8 @@ import Security
 func witnesses(connection: Connection, request: Request<Data>, trust: SecTrust, identity: SecIdentity) {
     // canImport(Combine): Sources/HTTPConnection/Connection+Combine.swift
     let _: AnyPublisher<Data, any Error> = connection.publisher(for: request)
-    let _: AnyPublisher<String, any Error> = connection.linesPublisher(for: request.underlyingRequest)
+    let _: AnyPublisher<String, any Error> = connection.linesPublisher(
+        for: Request<String>(underlyingRequest: request.underlyingRequest))
     // canImport(Security): Sources/HTTPAuth/Storage/KeychainCredentialStore.swift, Sources/HTTP/Trust/*
     _ = KeychainCredentialStore(service: "witness", accessibility: .whenUnlockedThisDeviceOnly)
     _ = ServerTrust(host: "example.com", port: 443, secTrust: trust).secTrust

@@ -33,7 +33,9 @@ extension HTTPLoader {
         reconnectionDelay: Duration = .seconds(3),
         clock: any Clock<Duration> = ContinuousClock()
     ) -> ServerSentEvents {
-        ServerSentEvents(loader: self, request: request, reconnectionDelay: reconnectionDelay, clock: clock)
+        ServerSentEvents(request: request, reconnectionDelay: reconnectionDelay, clock: clock) { [self] attempt in
+            await stream(attempt)
+        }
     }
 }
 
@@ -43,10 +45,22 @@ extension HTTPLoader {
 public struct ServerSentEvents: AsyncSequence, Sendable {
     public typealias Element = ServerSentEvent
 
-    let loader: HTTPLoader
+    /// Opens one connection: the chain's `stream(_:)`. A failure it returns ends the stream or is resumed, as the
+    /// chain's would be; an error it throws ends the stream, never resumed (a layer above that checks heads).
+    package typealias Open = @Sendable (HTTPRequest) async throws -> Result<StreamedResponse, HTTPError>
+
     let request: HTTPRequest
     let reconnectionDelay: Duration
     let clock: any Clock<Duration>
+    let open: Open
+
+    /// Events whose connections `open` opens.
+    package init(request: HTTPRequest, reconnectionDelay: Duration, clock: any Clock<Duration>, open: @escaping Open) {
+        self.request = request
+        self.reconnectionDelay = reconnectionDelay
+        self.clock = clock
+        self.open = open
+    }
 
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(events: self)
@@ -67,6 +81,8 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
 
         /// How many connections the iterator has opened: for tests of reconnection.
         package private(set) var connectionCount = 0
+        /// The head of the response being read, or of the last one.
+        package private(set) var head: HTTPResponse?
 
         public mutating func next() async throws -> ServerSentEvent? {
             while true {
@@ -121,13 +137,21 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             if !parser.lastEventID.isEmpty { request.headers["Last-Event-ID"] = parser.lastEventID }
             hasConnected = true
             connectionCount += 1
-            switch await events.loader.stream(request) {
+            let opened: Result<StreamedResponse, HTTPError>
+            do {
+                opened = try await events.open(request)
+            } catch {
+                isFinished = true
+                throw error
+            }
+            switch opened {
             case .failure(let error):
                 if Self.isResumable(error), !Task.isCancelled { return }  // body stays nil: wait, then try again
                 isFinished = true
                 throw error
             case .success(let streamed):
                 let head = streamed.head
+                self.head = head
                 if head.status == .noContent {
                     streamed.body.cancel()
                     isFinished = true
