@@ -12,12 +12,21 @@ public import HTTP
 /// (keyNotFound "name") — body: {"id":42,"nmae":"Zoë"}
 /// ```
 public struct ResponseError: Error, Sendable, CustomStringConvertible, LocalizedError {
-    /// What was wrong with the response.
-    public enum Kind: Sendable, Hashable {
+    /// What was wrong with the response: a code, compared with `==` (more may be added, so a `switch` over it
+    /// needs a `default`).
+    public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+
+        public init(rawValue: String) {
+            self.rawValue = rawValue
+        }
+
+        public var description: String { rawValue }
+
         /// The status is not one the request accepts (by default, anything but 2xx).
-        case unacceptableStatus
-        /// The status was accepted, but the body could not be decoded.
-        case undecodable
+        public static let unacceptableStatus = Kind(rawValue: "unacceptableStatus")
+        /// The status was accepted, but the body (or a line or an event of a stream) could not be decoded.
+        public static let undecodable = Kind(rawValue: "undecodable")
     }
 
     /// What was wrong.
@@ -29,7 +38,7 @@ public struct ResponseError: Error, Sendable, CustomStringConvertible, Localized
     /// The decoding error, for ``Kind/undecodable``.
     public var underlyingError: (any Error)?
     /// For a body read line by line (``Connection/lines(for:maximumLineLength:)``,
-    /// ``Connection/jsonLines(of:for:decoder:maximumLineLength:)``), the number of the line that did not decode,
+    /// ``Connection/jsonLines(for:maximumLineLength:)``), the number of the line that did not decode,
     /// from 1; the ``response``'s body is then that line (its first 4 KiB). `nil` for a whole body.
     public var line: Int?
 
@@ -47,12 +56,14 @@ public struct ResponseError: Error, Sendable, CustomStringConvertible, Localized
     /// <status>, … (<decoding error>) — body: <excerpt>"`.
     public var description: String {
         let redaction = Redaction.standard
-        var text = "\(kind == .unacceptableStatus ? "unacceptableStatus" : "undecodable"): "
+        var text = "\(kind): "
         text += "\(response.request.method) \(BodyExcerpt.displayURL(of: response)) answered \(response.status)"
-        switch kind {
-        case .unacceptableStatus: text += ", which the request does not accept"
-        case .undecodable where line != nil: text += ", but its line \(line ?? 0) is not a \(expectedType)"
-        case .undecodable: text += ", but its body is not a \(expectedType)"
+        if kind == .unacceptableStatus {
+            text += ", which the request does not accept"
+        } else if let line {
+            text += ", but its line \(line) is not a \(expectedType)"
+        } else {
+            text += ", but its body is not a \(expectedType)"
         }
         if let underlyingError { text += " (\(redaction.display(body: Self.summary(of: underlyingError))))" }
         text += line == nil ? " — body: " : " — line: "

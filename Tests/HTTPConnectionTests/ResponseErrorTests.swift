@@ -68,6 +68,19 @@ import Testing
         #expect(error("").description.hasSuffix("body: (empty)"))
     }
 
+    @Test func kindsAreCodesThatCompareAndPrintByName() {
+        let status = error("")
+        #expect(status.kind == .unacceptableStatus && status.kind != .undecodable)
+        #expect("\(ResponseError.Kind.undecodable)" == "undecodable")
+        // A kind added later (here by hand) is a value like the others, and the description starts with its name.
+        let custom = ResponseError.Kind(rawValue: "truncated")
+        #expect(custom != .undecodable && custom == ResponseError.Kind(rawValue: "truncated"))
+        let truncated = ResponseError(
+            kind: custom, response: HTTPResponse(request: request, status: .ok), expectedType: String.self)
+        #expect(truncated.description.hasPrefix("truncated: GET https://api.example.com/token"), "\(truncated)")
+        #expect(Set([ResponseError.Kind.unacceptableStatus, .undecodable, .unacceptableStatus]).count == 2)
+    }
+
     @Test func aServerErrorHidesSecretsInTheURLAndTheDecodedBody() {
         struct Problem: Sendable { var message: String; var sessionToken: String }
         let response = HTTPResponse(request: request, status: .conflict)
