@@ -1,7 +1,7 @@
 #if canImport(Combine)
 public import Combine
-public import Foundation
-public import HTTP
+import Foundation
+import HTTP
 
 extension Connection {
     /// A publisher that sends `request` when a subscriber asks for a value, then publishes the decoded

@@ -122,6 +122,26 @@ import Testing
         withExtendedLifetime(cancellable) {}
     }
 
+    @Test func anEventsPublisherSendsDecodedEventsOfItsTypeThenFinishesAtA204() async throws {
+        let events: HTTPHeaders = ["Content-Type": "text/event-stream"]
+        let body = "retry: 0\nid: 1\nevent: person\ndata: {\"id\":1,\"name\":\"Ann\"}\n\nevent: ping\ndata: -\n\n"
+        let mock = MockLoader()
+            .then(status: .ok, headers: events, body: Data(body.utf8))
+            .then(status: .noContent)
+        let people = Request<Person>(underlyingRequest: HTTPRequest(host: "h", path: "/people"))
+        let received = Box<[String]>([])
+        let cancellable = Connection(loader: mock).eventsPublisher(for: people, eventType: "person")
+            .sink { completion in
+                received.withLock { $0.append("\(completion)") }
+            } receiveValue: { person in
+                received.withLock { $0.append(person.name) }
+            }
+        try await eventually("\(received.value)") { received.value.count == 2 }
+        #expect(received.value == ["Ann", "finished"])
+        #expect(mock.receivedRequests.last?.headers["Last-Event-ID"] == "1")
+        withExtendedLifetime(cancellable) {}
+    }
+
     @Test func nothingIsSentBeforeThereIsDemand() async {
         let mock = MockLoader().then(status: .ok, body: json(#"{"id":1,"name":"A"}"#))
         let publisher = Connection(loader: mock).publisher(for: .person(1))
