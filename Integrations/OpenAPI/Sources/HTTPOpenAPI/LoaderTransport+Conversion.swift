@@ -2,34 +2,100 @@ import Foundation
 import HTTP
 import HTTPTypes
 import OpenAPIRuntime
+import Synchronization
 
 extension HTTP.HTTPRequest {
-    /// The chain's request for an OpenAPI operation's request: its method, header fields and body, at `baseURL`
+    /// The chain's request for an OpenAPI operation's request: its method, header fields and body, at `server`'s URL
     /// followed by the request's path and query.
     ///
     /// Nothing is validated here: a request whose URL cannot be sent fails in the chain's terminal with
     /// `HTTPError.Code.invalidRequest`, like any other.
     init(
-        _ request: HTTPTypes.HTTPRequest, body: OpenAPIRuntime.HTTPBody?, baseURL: URL, operationID: String
+        _ request: HTTPTypes.HTTPRequest, body: OpenAPIRuntime.HTTPBody?, server: ServerURL, operationID: String
     ) {
-        var headers = HTTPHeaders()
-        for field in request.headerFields {
-            headers.add(field.value, for: field.name.rawName)
-        }
+        let headers = HTTPHeaders(
+            request.headerFields.map { HTTPHeaders.Field(name: $0.name.rawName, value: $0.value) })
         let loaderBody: any HTTP.HTTPBody = body.map(StreamBody.init(openAPIBody:)) ?? EmptyBody()
-        self.init(
-            method: HTTPMethod(rawValue: request.method.rawValue), url: baseURL, headers: headers, body: loaderBody)
+        let method = HTTPMethod(rawValue: request.method.rawValue)
+        let basePath: String
+        if let parts = server.parts {
+            self.init(
+                method: method, scheme: parts.scheme, host: parts.host, port: parts.port, path: "", headers: headers,
+                body: loaderBody)
+            basePath = parts.percentEncodedPath
+        } else {
+            // A server URL that cannot be sent: taken apart again, so that the terminal's error names it.
+            self.init(method: method, url: server.url, headers: headers, body: loaderBody)
+            fragment = nil
+            basePath = percentEncodedPath
+        }
         // The operation's path follows the server URL's path, and its query replaces the server URL's, as
         // swift-openapi-urlsession composes them; a server URL ending in `/` does not double the slash.
         let target = request.path ?? ""
         let queryStart = target.firstIndex(of: "?")
-        let path = String(target[..<(queryStart ?? target.endIndex)])
-        var basePath = percentEncodedPath
-        if basePath.hasSuffix("/"), path.hasPrefix("/") { basePath.removeLast() }
-        percentEncodedPath = basePath + path
+        let path = target[..<(queryStart ?? target.endIndex)]
+        var joined = basePath
+        if joined.hasSuffix("/"), path.hasPrefix("/") { joined.removeLast() }
+        joined += path
+        percentEncodedPath = joined
         percentEncodedQuery = queryStart.map { String(target[target.index(after: $0)...]) }
-        fragment = nil
         openAPIOperationID = operationID
+    }
+}
+
+/// A server URL taken apart once into the parts every request to it shares.
+struct ServerURL: Sendable {
+    /// The parts of a URL that every request at it shares.
+    struct Parts: Sendable {
+        var scheme: String
+        var host: String?
+        var port: Int?
+        var percentEncodedPath: String
+    }
+
+    /// The URL.
+    let url: URL
+    /// Its parts; `nil` for a URL that cannot be sent (unparsable, without a host, a scheme other than `http` or
+    /// `https`), whose requests are made from the URL itself, so that they fail as the chain fails such a URL.
+    let parts: Parts?
+
+    init(_ url: URL) {
+        self.url = url
+        let request = HTTP.HTTPRequest(url: url)
+        let components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        // A relative URL (no scheme, not even an empty one) is usable when it parses; an absolute one when its
+        // request's URL passes the checks a terminal makes, which a URL that cannot be sent never does.
+        let isRelative = components != nil && components?.scheme == nil && url.scheme == nil
+        let isUsable = isRelative || request.url != nil
+        parts =
+            isUsable
+            ? Parts(
+                scheme: request.scheme, host: request.host, port: request.port,
+                percentEncodedPath: request.percentEncodedPath) : nil
+    }
+}
+
+/// The first server URL a transport sent to, taken apart: a generated client sends every operation to the one it was
+/// made with, so its URL is parsed once, not per request. Another URL is taken apart for each request, as the first
+/// one stays.
+final class ServerURLCache: Sendable {
+    /// A ``ServerURL`` in a reference, as the atomic reference needs.
+    private final class Entry: Sendable {
+        let server: ServerURL
+        init(_ server: ServerURL) { self.server = server }
+    }
+
+    // An atomic reference rather than a lock: reading it is one atomic load, and ThreadSanitizer sees it.
+    private let first = AtomicLazyReference<Entry>()
+
+    /// `url` taken apart: the kept parts when it is the first URL.
+    func server(for url: URL) -> ServerURL {
+        if let kept = first.load() {
+            return kept.server.url == url ? kept.server : ServerURL(url)
+        }
+        let server = ServerURL(url)
+        _ = first.storeIfNil(Entry(server))  // unless another request stored its URL first
+        return server
     }
 }
 
@@ -131,6 +197,7 @@ extension HTTPTypes.HTTPResponse {
                 response: response)
         }
         var fields = HTTPFields()
+        fields.reserveCapacity(response.headers.count)
         for field in response.headers {
             guard let name = HTTPField.Name(field.name) else { continue }
             fields.append(HTTPField(name: name, value: field.value))

@@ -123,6 +123,9 @@ public struct LoaderTransport: ClientTransport {
     /// A set of configuration values used by the transport.
     public var configuration: Configuration
 
+    /// The first server URL a request was sent to, taken apart.
+    private let servers = ServerURLCache()
+
     /// Creates a new transport.
     /// - Parameter configuration: A set of configuration values used by the transport.
     public init(configuration: Configuration) { self.configuration = configuration }
@@ -145,7 +148,7 @@ public struct LoaderTransport: ClientTransport {
         let overrides = configuration.requestOverrides?(.init(operationID: operationID))
         let mode = overrides?.httpBodyProcessingMode ?? configuration.httpBodyProcessingMode
         let loaderRequest = HTTP.HTTPRequest(
-            request, body: requestBody, baseURL: baseURL, operationID: operationID)
+            request, body: requestBody, server: servers.server(for: baseURL), operationID: operationID)
         if mode.isStreamed {
             let streamed = try await configuration.loader.stream(loaderRequest).get()
             return try HTTPTypes.HTTPResponse.converting(streamed, method: request.method)
