@@ -31,11 +31,10 @@ cd "$ROOT"
 export HTTP_REQUIRE_SERVERS=1
 # A suite takes a few minutes at most; one that runs for this long hangs, and fails instead of waiting for CI's limit.
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-900}
-# Swift Testing starts every test of a run at once unless told otherwise. On two cores, with the stress tests each
-# starting thousands of tasks, a task then waited up to 54 s for a cooperative thread (measured under
-# ThreadSanitizer beside two CPU-bound processes) and tests waiting for a state gave up. At most this many tests run
-# at once (the runner's SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH; Swift 6.3.1): a task then waits well under
-# a second. TEST_PARALLELISM changes it.
+# Swift Testing starts every test of a run at once unless told otherwise; on two cores, with the stress tests each
+# starting thousands of tasks, tasks then wait so long for a cooperative thread that tests waiting for a state give
+# up (CHANGELOG has the measurement). At most this many tests run at once (the runner's
+# SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH; Swift 6.3.1). TEST_PARALLELISM changes it.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${TEST_PARALLELISM:-8}
 # Plain output: the logs are searched for the runner's symbols.
 export NO_COLOR=1

@@ -259,7 +259,7 @@ extension SHA256 {
     }
 
     /// ROTR^n(x), FIPS 180-4 §3.2.
-    /// Inlined always: called per byte of every URL part checked, where a call would cost more than the test.
+    /// Inlined always: called six times in each of a block's 64 rounds, where a call would cost more than the shift.
     @inline(__always)
     private static func rotateRight(_ x: UInt32, _ n: UInt32) -> UInt32 {
         (x >> n) | (x << (32 - n))

@@ -1,13 +1,5 @@
-/// The circuit of one origin: closed, open or half-open, as a value that takes events and returns what to do.
-///
-/// ```
-///            failure rate ≥ threshold                      the open time has passed:
-///            over the window (≥ minimum requests)          the next request is the trial
-///   closed ─────────────────────────────────────► open ─────────────────────────────► half-open
-///     ▲                                            ▲                                      │
-///     │                                            └──────── the trial fails ─────────────┤
-///     └─────────────────────────────── the trial succeeds ───────────────────────────────┘
-/// ```
+/// The circuit of one origin: closed, open or half-open, as a value that takes events and returns what to do. Its
+/// states and transitions are the ones ``CircuitBreaker``'s documentation draws.
 ///
 /// No `await`, no lock, no clock: ``CircuitBreaker`` holds one per origin in its lock, passes the time in, and acts
 /// on what comes back (sends the request, or fails it at once). Time is a `Duration` since the breaker was made.

@@ -321,7 +321,7 @@ public final class DeviceAuthorizationGrant: CredentialScheme, Sendable {
         case .success(let answer): response = answer
         }
         guard response.status.isSuccess else {
-            let problem = try? JSONDecoder().decode(ErrorResponse.self, from: response.body)
+            let problem = try? JSONDecoder().decode(TokenEndpoint.ErrorResponse.self, from: response.body)
             throw DeviceAuthorizationError.authorizationRequestFailed(
                 status: response.status.rawValue, error: problem?.error, description: problem?.errorDescription)
         }
@@ -469,17 +469,6 @@ public final class DeviceAuthorizationGrant: CredentialScheme, Sendable {
                     forKey: key, in: container, debugDescription: "\(key.rawValue) is not a number")
             }
             return number
-        }
-    }
-
-    /// An error response (RFC 6749 §5.2).
-    private struct ErrorResponse: Decodable {
-        var error: String
-        var errorDescription: String?
-
-        enum CodingKeys: String, CodingKey {
-            case error
-            case errorDescription = "error_description"
         }
     }
 }

@@ -46,8 +46,8 @@ enum TokenEndpoint {
         return response
     }
 
-    /// An error response from the token endpoint (RFC 6749 §5.2).
-    private struct ErrorResponse: Decodable {
+    /// An error response from an authorization server's endpoint (RFC 6749 §5.2; RFC 8628 §3.2 uses it too).
+    struct ErrorResponse: Decodable {
         var error: String
         var errorDescription: String?
 
