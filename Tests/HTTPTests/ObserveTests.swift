@@ -18,6 +18,19 @@ final class EventRecorder: HTTPEventObserver {
     func events(of load: LoadID) -> [HTTPEvent] { all.filter { $0.loadID == load } }
 }
 
+/// An observer interested only in `kinds`, which keeps what it is handed.
+struct KindFilter: HTTPEventObserver {
+    let kinds: Set<HTTPEvent.Kind>
+    let recorder = EventRecorder()
+
+    func isInterested(in kind: HTTPEvent.Kind) -> Bool { kinds.contains(kind) }
+
+    func handle(_ event: HTTPEvent) {
+        #expect(kinds.contains(event.kind), "handed \(event.kind), which it is not interested in")
+        recorder.handle(event)
+    }
+}
+
 @Suite(.noHang) struct ObserveTests {
     @Test func aLoadIsReportedFromStartToFinishWithTheTerminalsAttempt() async throws {
         let recorder = EventRecorder()
@@ -127,6 +140,83 @@ final class EventRecorder: HTTPEventObserver {
         #expect(outer.kinds == [.loadStarted, .attemptStarted, .attemptFinished, .loadFinished])
         #expect(inner.kinds == [.loadStarted, .attemptStarted, .attemptFinished, .loadFinished])
         #expect(Set(outer.all.map(\.loadID) + inner.all.map(\.loadID)).count == 1)
+    }
+
+    @Test func oneObserveHandsEachEventToEveryObserverInTheirOrder() async throws {
+        /// Notes each event it is handed, under its name, in one log shared with the others.
+        struct Named: HTTPEventObserver {
+            let name: String
+            let log: Locked<[String]>
+            func handle(_ event: HTTPEvent) { log.withLock { $0.append("\(name) \(event.kind)") } }
+        }
+        let log = Locked<[String]>([])
+        let first = Named(name: "first", log: log)
+        let second = Named(name: "second", log: log)
+        let recorder = EventRecorder()
+        let chain = Observe(first, second, recorder) --> MockLoader().then(status: .ok)
+
+        let result = await chain.load(HTTPRequest(host: "example.com"))
+
+        let kinds: [HTTPEvent.Kind] = [.loadStarted, .attemptStarted, .attemptFinished, .loadFinished]
+        #expect(log.value == kinds.flatMap { ["first \($0)", "second \($0)"] })
+        #expect(recorder.kinds == kinds)
+        #expect(Set(recorder.all.map(\.loadID)) == [try #require(result.response?.request.loadID)])
+    }
+
+    @Test func anObserverIsHandedOnlyTheKindsItIsInterestedIn() async {
+        let finishes = KindFilter(kinds: [.loadFinished, .retryScheduled])
+        let everything = EventRecorder()
+        let chain =
+            Observe([finishes, everything])
+            --> Retry(strategy: Backoff.immediately(maximumNumberOfAttempts: 2), budget: nil)
+            --> MockLoader().then(status: .serviceUnavailable).then(status: .ok)
+
+        _ = await chain.load(HTTPRequest(host: "example.com"))
+
+        #expect(finishes.recorder.kinds == [.retryScheduled, .loadFinished])
+        #expect(
+            everything.kinds == [
+                .loadStarted, .attemptStarted, .attemptFinished, .retryScheduled, .attemptStarted, .attemptFinished,
+                .loadFinished,
+            ])
+    }
+
+    @Test func anEventNoObserverIsInterestedInIsNeverMade() async {
+        let evaluated = Locked(0)
+        /// A loader that reports an event of its own, counting each time its result is built.
+        final class Reporting: HTTPLoader, @unchecked Sendable {
+            let evaluated: Locked<Int>
+            init(evaluated: Locked<Int>) { self.evaluated = evaluated }
+            override func load(_ request: HTTPRequest) async -> HTTPResult {
+                #expect(request.isObserved)
+                request.emit(
+                    .attemptStarted,
+                    result: {
+                        evaluated.withLock { $0 += 1 }
+                        return nil
+                    }())
+                return await super.load(request)
+            }
+        }
+        let none = KindFilter(kinds: [])
+        let finishes = KindFilter(kinds: [.loadFinished])
+        let chain = Observe(none, finishes) --> Reporting(evaluated: evaluated) --> MockLoader().then(status: .ok)
+
+        let result = await chain.load(HTTPRequest(host: "example.com"))
+
+        #expect(evaluated.value == 0)
+        #expect(none.recorder.all.isEmpty)
+        #expect(finishes.recorder.kinds == [.loadFinished])
+        #expect(finishes.recorder.all.first?.duration != nil)
+        #expect(result.response?.request.loadID == finishes.recorder.all.first?.loadID)
+    }
+
+    @Test func anObserveWithoutObserversStampsTheLoadAndReportsNothing() async throws {
+        let mock = MockLoader().then(status: .ok)
+        let result = await (Observe([]) --> mock).load(HTTPRequest(host: "example.com"))
+        let sent = try #require(mock.receivedRequests.first)
+        #expect(sent.loadID != nil && !sent.isObserved)
+        #expect(result.response?.status == .ok)
     }
 
     @Test func aClosureCanObserve() async {

@@ -17,9 +17,41 @@
 /// they happen for each load; the events of concurrent loads interleave. So ``handle(_:)`` must be quick and must
 /// not block: hand anything slow (a file, a network) to a queue or a task of your own. It is called concurrently
 /// for concurrent loads, hence `Sendable`: keep mutable state behind a lock.
+///
+/// An observer that drops some kinds of event — a logger whose level filters them out, metrics without a backend —
+/// says so with ``isInterested(in:)``: the loaders then do not make those events for it, and a load whose observers
+/// want none of its events costs little more than an unobserved one.
 public protocol HTTPEventObserver: Sendable {
     /// Handles one event. Called synchronously where the event happens; never blocks, never throws.
     func handle(_ event: HTTPEvent)
+
+    /// Whether ``handle(_:)`` would do anything with an event of `kind` now.
+    ///
+    /// Asked just before an event of that kind is made, for each event: an event that no observer of the load is
+    /// interested in is never made (no clock read, no result built), and an observer that is not interested is not
+    /// handed it. Answer `false` only for events ``handle(_:)`` would drop, and keep it quick (a comparison): it is
+    /// asked for every event of every load. The default implementation answers `true`.
+    ///
+    /// - Parameter kind: The kind of event about to be made.
+    /// - Returns: `false` when ``handle(_:)`` would ignore every event of this kind.
+    func isInterested(in kind: HTTPEvent.Kind) -> Bool
+}
+
+extension HTTPEventObserver {
+    /// `true`: the observer receives every event.
+    public func isInterested(in kind: HTTPEvent.Kind) -> Bool { true }
+}
+
+extension [any HTTPEventObserver] {
+    /// Hands the event `make` builds to the observers interested in `kind`, in order; builds it only if one is.
+    func deliver(_ kind: HTTPEvent.Kind, _ make: () -> HTTPEvent) {
+        guard let first = firstIndex(where: { $0.isInterested(in: kind) }) else { return }
+        let event = make()
+        self[first].handle(event)
+        for observer in self[index(after: first)...] where observer.isInterested(in: kind) {
+            observer.handle(event)
+        }
+    }
 }
 
 /// An observer made of a closure, for `Observe { event in … }`.

@@ -19,7 +19,8 @@ extension HTTPRequest {
     }
 
     /// Whether an ``HTTPEventObserver`` is installed above: emitting an event that nobody receives costs an option
-    /// lookup, and a loader can skip building what only an event would need.
+    /// lookup (and, with observers, asking them whether they want it), and a loader can skip building what only an
+    /// event would need.
     public var isObserved: Bool {
         self[option: LoadObservationOption.self].map { !$0.observers.isEmpty } ?? false
     }
@@ -27,8 +28,9 @@ extension HTTPRequest {
     /// Sends an event about this request to the observers installed above with ``Observe``, if any.
     ///
     /// A loader calls it as things happen to a load: ``Retry`` for ``HTTPEvent/Kind/retryScheduled``, a terminal
-    /// for the attempt's events (see ``HTTPEvent``). The event is built only when someone observes the load: without
-    /// an observer this is one option lookup, and `result` is not evaluated.
+    /// for the attempt's events (see ``HTTPEvent``). The event is built only when an observer of the load is
+    /// interested in its kind (``HTTPEventObserver/isInterested(in:)``): otherwise this is one option lookup and
+    /// a question to each observer, and `result` is not evaluated.
     ///
     /// - Parameters:
     ///   - kind: What happened.
@@ -39,10 +41,11 @@ extension HTTPRequest {
         _ kind: HTTPEvent.Kind, result: @autoclosure () -> HTTPResult? = nil, delay: Duration? = nil,
         duration: Duration? = nil
     ) {
-        guard let observation = self[option: LoadObservationOption.self], !observation.observers.isEmpty else { return }
-        let event = HTTPEvent(
-            kind: kind, loadID: observation.id, request: self, result: result(), delay: delay, duration: duration)
-        for observer in observation.observers { observer.handle(event) }
+        guard let observation = self[option: LoadObservationOption.self] else { return }
+        observation.observers.deliver(kind) {
+            HTTPEvent(
+                kind: kind, loadID: observation.id, request: self, result: result(), delay: delay, duration: duration)
+        }
     }
 
     /// The load's identity, stamped first when the request has none; with `observer`, which then receives the events
@@ -50,10 +53,22 @@ extension HTTPRequest {
     ///
     /// Stamping writes a request option: it copies the request's storage unless this request is its only owner.
     package mutating func observe(with observer: (any HTTPEventObserver)? = nil) -> LoadID {
+        observe(with: observer.map { [$0] } ?? [])
+    }
+
+    /// The load's identity, stamped first when the request has none; with `observers`, which then receive the events
+    /// emitted below, after those installed above.
+    package mutating func observe(with observers: [any HTTPEventObserver]) -> LoadID {
         let existing = self[option: LoadObservationOption.self]
-        if let existing, observer == nil { return existing.id }
-        var observation = existing ?? LoadObservation(id: .next(), observers: [])
-        if let observer { observation.observers.append(observer) }
+        if let existing, observers.isEmpty { return existing.id }
+        var observation: LoadObservation
+        if let existing {
+            observation = existing
+            observation.observers += observers
+        } else {
+            // The list is the caller's own, shared rather than copied.
+            observation = LoadObservation(id: .next(), observers: observers)
+        }
         self[option: LoadObservationOption.self] = observation
         return observation.id
     }

@@ -32,7 +32,10 @@ public import Logging
 /// the status of a `4xx` or `5xx`), `error.message` (redacted), `http.retry.delay` (seconds) and `http.redirect.url`
 /// (redacted). Header fields and bodies are never logged.
 ///
-/// An event below the logger's level costs a comparison: nothing is formatted, no metadata built.
+/// An event below the logger's level costs a comparison: nothing is formatted, no metadata built; a kind whose level
+/// is below it (``isInterested(in:)``) is not even made. Give `Observe` the logger and the chain's other observers
+/// together (`Observe(HTTPEventLogger(logger: logger), MetricsObserver())`), so that each load is stamped and timed
+/// once for all of them.
 public struct HTTPEventLogger: HTTPEventObserver {
     /// The logger events go to.
     public var logger: Logger
@@ -112,6 +115,19 @@ public struct HTTPEventLogger: HTTPEventObserver {
             }
         }
 
+        /// The highest level an event of `kind` can have: for a load's finish, the highest of its outcomes'.
+        func highestLevel(of kind: HTTPEvent.Kind) -> Logger.Level {
+            switch kind {
+            case .loadStarted: loadStarted
+            case .loadFinished: max(loadSucceeded, clientError, serverError, loadFailed, loadAbandoned)
+            case .retryScheduled: retryScheduled
+            case .redirectFollowed: redirectFollowed
+            case .credentialObtained, .credentialRefreshed: credentialFlow
+            case .credentialFailed: credentialFailed
+            default: attempt
+            }
+        }
+
         private func level(ofFinished result: HTTPResult?) -> Logger.Level {
             switch result {
             case .success(let response):
@@ -139,6 +155,12 @@ public struct HTTPEventLogger: HTTPEventObserver {
         self.logger = logger
         self.redaction = redaction
         self.levels = levels
+    }
+
+    /// Whether an event of `kind` could be at or above the logger's level: `false` for the kinds whose level the
+    /// logger filters out, which are then never made.
+    public func isInterested(in kind: HTTPEvent.Kind) -> Bool {
+        logger.logLevel <= levels.highestLevel(of: kind)
     }
 
     public func handle(_ event: HTTPEvent) {

@@ -35,7 +35,8 @@ import HTTPObservabilityConventions
 /// `stale` (served stale after an error) or `miss`, and `http.cache.fwd` the reason a request went on (`uri-miss`,
 /// `vary-miss`, `stale`, `request`, `method`, `bypass`, `miss`).
 ///
-/// With swift-metrics' no-op factory (no backend bootstrapped) the observer drops every event at once.
+/// With swift-metrics' no-op factory (no backend bootstrapped) the observer is interested in no event
+/// (`isInterested(in:)`), so none is made for it.
 ///
 /// Durations are the events' own: a load's from `Observe`, an attempt's from the terminal's
 /// `HTTPMetrics`. The observer holds no state; a backend that aggregates by label and dimensions (all do)
@@ -61,6 +62,11 @@ public struct MetricsObserver: HTTPEventObserver {
         self.dimensions = dimensions
         self.activeLoads = Meter(label: "http.client.active_loads", dimensions: dimensions, factory: factory)
         self.isDiscarding = factory is NOOPMetricsHandler
+    }
+
+    /// `false` with swift-metrics' no-op factory (nothing bootstrapped): no event is then made for this observer.
+    public func isInterested(in kind: HTTPEvent.Kind) -> Bool {
+        !isDiscarding
     }
 
     public func handle(_ event: HTTPEvent) {

@@ -159,6 +159,52 @@ extension InMemoryLogHandler.Entry {
         #expect(handler.entries.isEmpty)
     }
 
+    @Test func itIsInterestedOnlyInKindsThatCanReachTheLoggersLevel() {
+        let custom = HTTPEvent.Kind(rawValue: "servedFromCache")
+        let kinds: [HTTPEvent.Kind] = [
+            .loadStarted, .attemptStarted, .responseHeadReceived, .attemptFinished, .retryScheduled, .redirectFollowed,
+            .loadFinished, .credentialObtained, .credentialRefreshed, .credentialFailed, custom,
+        ]
+        func interests(at level: Logger.Level, levels: HTTPEventLogger.Levels = .standard) -> [HTTPEvent.Kind] {
+            let observer = HTTPEventLogger(logger: inMemoryLogger(level: level).0, levels: levels)
+            return kinds.filter { observer.isInterested(in: $0) }
+        }
+
+        #expect(interests(at: .trace) == kinds)
+        #expect(
+            interests(at: .debug) == [
+                .loadStarted, .retryScheduled, .redirectFollowed, .loadFinished, .credentialObtained,
+                .credentialRefreshed, .credentialFailed,
+            ])
+        // A finish may be a failure (`error`), so it is wanted until the logger is above every outcome's level.
+        #expect(
+            interests(at: .info) == [
+                .retryScheduled, .loadFinished, .credentialObtained, .credentialRefreshed, .credentialFailed,
+            ])
+        #expect(interests(at: .warning) == [.loadFinished, .credentialFailed])
+        #expect(interests(at: .critical) == [])
+        let chosen = HTTPEventLogger.Levels(loadFailed: .notice, credentialFailed: .notice)
+        #expect(interests(at: .warning, levels: chosen) == [.loadFinished])  // a 5xx is still a warning
+    }
+
+    @Test func withOtherObserversInOneObserveEachGetsWhatItWouldAlone() async throws {
+        let (logger, handler) = inMemoryLogger(level: .info)
+        let recorder = KindRecorder()
+        let chain =
+            Observe(HTTPEventLogger(logger: logger), recorder) --> retryAtOnce(attempts: 2)
+            --> MockLoader().then(status: .serviceUnavailable).then(status: .notFound)
+
+        _ = await chain.load(HTTPRequest(host: "api.example.com"))
+
+        #expect(handler.entries.map(\.message) == ["HTTP retry scheduled", "HTTP request finished"])
+        #expect(handler.entries.map(\.level) == [.notice, .notice])
+        #expect(
+            recorder.kinds.current == [
+                .loadStarted, .attemptStarted, .attemptFinished, .retryScheduled, .attemptStarted, .attemptFinished,
+                .loadFinished,
+            ])
+    }
+
     @Test func levelsCanBeChosenPerKindOfEvent() async throws {
         let (logger, handler) = inMemoryLogger(level: .info)
         let levels = HTTPEventLogger.Levels(loadStarted: .info, loadSucceeded: .info, attempt: .debug)
@@ -186,5 +232,14 @@ extension InMemoryLogHandler.Entry {
         for line in rendered { #expect(Secrets.found(in: line).isEmpty, "\(line)") }
         // The URL is there, with its secrets redacted.
         #expect(rendered.contains { $0.contains("url.full=https://api.example.com/people/42?token=") })
+    }
+}
+
+/// Keeps the kind of every event it is handed.
+final class KindRecorder: HTTPEventObserver {
+    let kinds = Locked<[HTTPEvent.Kind]>([])
+
+    func handle(_ event: HTTPEvent) {
+        kinds.withLock { $0.append(event.kind) }
     }
 }

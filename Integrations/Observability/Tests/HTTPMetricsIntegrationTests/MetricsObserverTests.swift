@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import HTTP
 import HTTPAuth
@@ -147,6 +148,35 @@ extension TestMetrics {
         #expect(try metrics.expectCounter("http.client.redirects", dimensions).totalValue == 1)
         #expect(metrics.counterTotal(label: "http.client.requests") == 2)
         #expect(metrics.counterTotal(label: "http.client.loads") == 1)
+    }
+
+    @Test func withoutABackendNoEventIsMadeForIt() async throws {
+        let discarding = MetricsObserver(factory: NOOPMetricsHandler.instance)
+        let recording = MetricsObserver(factory: TestMetrics())
+        let kinds: [HTTPEvent.Kind] = [.loadStarted, .attemptFinished, .loadFinished, .init(rawValue: "custom")]
+        #expect(kinds.allSatisfy { !discarding.isInterested(in: $0) })
+        #expect(kinds.allSatisfy { recording.isInterested(in: $0) })
+
+        // Alone in its `Observe`, it lets the terminal skip the attempt's events: their results are never built.
+        let built = Locked(0)
+        final class Terminal: HTTPLoader, @unchecked Sendable {  // Sendable: `built` is locked
+            let built: Locked<Int>
+            init(built: Locked<Int>) { self.built = built }
+            override func load(_ request: HTTPRequest) async -> HTTPResult {
+                let result = HTTPResult.success(HTTPResponse(request: request, status: .ok))
+                request.emit(.attemptFinished, result: counted(result))
+                return result
+            }
+
+            /// `result`, counting that it was built for an event.
+            func counted(_ result: HTTPResult) -> HTTPResult {
+                built.withLock { $0 += 1 }
+                return result
+            }
+        }
+        let chain = Observe(discarding) --> Terminal(built: built)
+        #expect(await chain.load(HTTPRequest(host: "api.example.com")).response?.status == .ok)
+        #expect(built.current == 0)
     }
 
     @Test func aCancelledLoadLeavesNothingActive() async throws {
