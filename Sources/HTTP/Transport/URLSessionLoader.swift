@@ -64,6 +64,9 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     private let sessionProblem: String?
     /// The server-trust evaluator and client identity for requests that bring none of their own.
     public let tls: TLSSettings
+    /// The proxies requests go through, or `nil` for URLSession's own choice (see
+    /// ``init(configuration:serverTrustEvaluator:clientIdentity:proxy:)``).
+    public let proxy: ProxyConfiguration?
     /// This loader's loads in flight, counted by the base class (see `HTTPLoader.send(_:to:)`).
     private var inFlight: InFlightLoads { participation.inFlight }
     /// Counts cancelling resets, so that a load accepted before one began but started after it is cancelled too.
@@ -106,14 +109,29 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     ///     before anything is sent, never unpinned.
     ///   - clientIdentity: The certificate to present for mutual TLS, for requests without one of their own
     ///     (Apple platforms; URLSession on Linux cannot present one, and such a request fails the same way).
+    ///   - proxy: The proxies to send requests through; `nil` (the default) leaves the choice to URLSession: the
+    ///     system's proxy settings on Apple platforms, libcurl's reading of the process environment on Linux. On
+    ///     Apple platforms a configuration becomes the session's `connectionProxyDictionary`; requests through a
+    ///     proxy that needs credentials are refused there (see the Proxies article). On Linux URLSession cannot be
+    ///     told which proxy to use: a request is sent only when the configuration routes it as libcurl will with
+    ///     the process environment (as ``ProxyConfiguration/environment`` does, as long as the environment does not
+    ///     change), and otherwise fails with ``HTTPError/Code/invalidRequest`` before anything is sent — never
+    ///     directly when a proxy was asked for.
     public init(
         configuration: URLSessionConfiguration = URLSessionLoader.defaultConfiguration,
         serverTrustEvaluator: (any ServerTrustEvaluator)? = nil,
-        clientIdentity: ClientIdentity? = nil
+        clientIdentity: ClientIdentity? = nil,
+        proxy: ProxyConfiguration? = nil
     ) {
+        var configuration = configuration
+        if let proxy {
+            configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
+            configuration.connectionProxyDictionary = URLSessionProxy.dictionary(for: proxy)
+        }
         let delegate = SessionDelegate()
         self.delegate = delegate
         self.sessionProblem = nil
+        self.proxy = proxy
         self.tls = TLSSettings(serverTrustEvaluator: serverTrustEvaluator, clientIdentity: clientIdentity)
         self.session = Self.makeSession(configuration: configuration, delegate: delegate)
     }
@@ -133,8 +151,8 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     /// ``HTTPError/Code/invalidRequest`` saying so.
     ///
     /// - Parameters:
-    ///   - serverTrustEvaluator: As for ``init(configuration:serverTrustEvaluator:clientIdentity:)``.
-    ///   - clientIdentity: As for ``init(configuration:serverTrustEvaluator:clientIdentity:)``.
+    ///   - serverTrustEvaluator: As for ``init(configuration:serverTrustEvaluator:clientIdentity:proxy:)``.
+    ///   - clientIdentity: As for ``init(configuration:serverTrustEvaluator:clientIdentity:proxy:)``.
     ///   - makeSession: Makes the session from the loader's delegate.
     public init(
         serverTrustEvaluator: (any ServerTrustEvaluator)? = nil,
@@ -145,6 +163,7 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
         let session = makeSession(delegate)
         self.delegate = delegate
         self.session = session
+        self.proxy = nil
         self.tls = TLSSettings(serverTrustEvaluator: serverTrustEvaluator, clientIdentity: clientIdentity)
         self.sessionProblem =
             session.delegate === delegate
@@ -195,6 +214,8 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
         if let refusal = TransportCapabilities.urlSession.refusal(of: request, with: settings) {
             return .failure(refusal)
         }
+        // A proxy this transport cannot honour for this request fails it here: never sent by another route.
+        if let proxy, let refusal = URLSessionProxy.refusal(of: request, with: proxy) { return .failure(refusal) }
         prepared.tls = settings
         if Task.isCancelled { return .failure(HTTPError(.cancelled, request: request)) }
 
