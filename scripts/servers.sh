@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Real local servers for the integration tests, the demo and the benchmarks: httpbin, an OpenID Connect
 # provider, nginx, five HTTPS servers with test certificates (one of them requiring a client certificate), a
-# download server, an event-stream server and a production-grade OAuth 2 / OpenID Connect authorization server
-# (django-oauth-toolkit).
+# download server, an event-stream server, a production-grade OAuth 2 / OpenID Connect authorization server
+# (django-oauth-toolkit) and two HTTP proxies (tinyproxy: one open, one asking for credentials).
 #
-#   scripts/servers.sh install             prepare the Python venv, and install nginx if it is missing
+#   scripts/servers.sh install             prepare the Python venv, and install nginx and tinyproxy if missing
 #   scripts/servers.sh run [--] CMD ARGS   start the servers, run CMD with HTTPBIN_URL, OIDC_ISSUER_URL,
 #                                          NGINX_URL, NGINX_H2_URL, TLS_SELF_SIGNED_URL, TLS_EXPIRED_URL,
 #                                          TLS_WRONG_NAME_URL, TLS_TRUSTED_URL, TLS_CLIENT_AUTH_URL,
-#                                          TLS_CA_FILE, DOWNLOADS_URL, EVENT_STREAM_URL and
-#                                          OAUTH_PROVIDER_URL set, stop them, exit with CMD's status
+#                                          TLS_CA_FILE, DOWNLOADS_URL, EVENT_STREAM_URL,
+#                                          OAUTH_PROVIDER_URL, PROXY_URL, PROXY_LOG, PROXY_AUTH_URL,
+#                                          PROXY_AUTH_USERNAME, PROXY_AUTH_PASSWORD and PROXY_AUTH_LOG
+#                                          set, stop them, exit with CMD's status
 #   scripts/servers.sh start               start them, print the export lines, wait for Ctrl-C
 #
 # Works from any directory. Needs bash, python3 (3.10+; with pip, or with venv's ensurepip) and,
@@ -22,6 +24,9 @@
 # first time). On Debian 12 that is nginx 1.22.1 (nginx-light 1.22.1-9+deb12u11: the nginx package plus
 # an echo module, which the config here does not load). Where a service manager runs, installing the
 # package also starts Debian's own nginx, on port 80, which is no concern of this script's.
+# Needs tinyproxy too, found and installed the same way: SERVERS_TINYPROXY, else the one on PATH, else
+# /usr/bin/tinyproxy or /usr/sbin/tinyproxy, else Debian's tinyproxy-bin (the program alone, no service; tinyproxy
+# where there is no tinyproxy-bin): tinyproxy 1.11.1 on Debian 12.
 #
 # The servers, all bound to 127.0.0.1 on free ports, each in its own process group:
 #   httpbin 0.10.4 under gunicorn 23.0.0, from the venv's folder:
@@ -109,10 +114,23 @@
 #     first (libcurl: "SSL certificate problem: unable to get local issuer certificate"); one that does
 #     fails them for the expiry resp. the name (`curl --cacert "$TLS_CA_FILE"`: "certificate has expired",
 #     "no alternative certificate subject name matches target host name '127.0.0.1'").
+#   two HTTP proxies, tinyproxy 1.11.1, each with a config this script writes for each run into
+#   .build/servers-proxy/run/ (run-PID as for nginx's), logging every request to its log file (stderr, at
+#   level Info; its path is handed over as PROXY_LOG resp. PROXY_AUTH_LOG):
+#     tinyproxy -d -c proxy.conf
+#     (CONNECT allowed to every port, so that https origins on loopback can be tunnelled to; forwarded requests
+#     carry "Via: 1.1 tinyproxy (tinyproxy/1.11.1)"; Proxy-Authorization is never forwarded; the log has a line
+#     "Request (file descriptor N): GET http://HOST:PORT/PATH HTTP/1.1" resp. "... CONNECT HOST:PORT HTTP/1.1"
+#     for each request)
+#       proxy        PROXY_URL         open to every client on 127.0.0.1
+#       proxy-auth   PROXY_AUTH_URL    the same, and requires Basic credentials (BasicAuth): PROXY_AUTH_USERNAME,
+#                                      PROXY_AUTH_PASSWORD (a new random password for each run); without them
+#                                      (or with wrong ones) it answers 407 Proxy Authentication Required, to a
+#                                      forwarded request and to a CONNECT alike
 # A server counts as up when its log says it has bound the port ("Listening at: http://127.0.0.1:PORT",
 # "Uvicorn running on http://127.0.0.1:PORT", nginx's "start worker processes", "Serving HTTPS on
 # 127.0.0.1:PORT") and GET /get, /.well-known/openid-configuration (/o/… for the authorization server),
-# resp. /health, answers 200: over TLS
+# resp. /health, answers 200 (for a proxy: httpbin's /get, asked through it, with its credentials): over TLS
 # without checking the certificate, except the trusted and the client-auth servers', which must pass a check
 # against TLS_CA_FILE (name included); the client-auth server's probe presents client-identity.pem. A port taken between picking and binding is retried on a new port (3 tries).
 #
@@ -127,6 +145,8 @@
 #                           theirs, 3600)
 #   SERVERS_PYTHON          interpreter the venv is made from (default: python3)
 #   SERVERS_NGINX           the nginx binary (default: nginx on PATH, else /usr/sbin/nginx, else installed)
+#   SERVERS_TINYPROXY       the tinyproxy binary (default: tinyproxy on PATH, else /usr/bin or /usr/sbin, else
+#                           installed)
 #   SERVERS_READY_TIMEOUT   seconds each server has to come up (default: 30)
 set -euo pipefail
 
@@ -143,6 +163,11 @@ OAUTH_PROVIDER_DIRS=$BUILD_DIR/servers-oauth-provider  # each run's database and
 OAUTH_PROVIDER_DIR=""
 TLS_DIRS=$BUILD_DIR/servers-tls  # each run's certificate folder is made in here
 TLS_DIR=""
+PROXY_DIRS=$BUILD_DIR/servers-proxy  # each run's tinyproxy configs are made in here
+PROXY_DIR=""
+PROXY_AUTH_USERNAME=proxy-user
+PROXY_AUTH_PASSWORD=""  # made for each run
+TINYPROXY=""  # the tinyproxy binary, once found
 NGINX_H2_PORT=""  # nginx's HTTPS port with HTTP/2
 NGINX=""  # the nginx binary, once found
 PYTHON=${SERVERS_PYTHON:-python3}
@@ -151,20 +176,23 @@ STOP_TIMEOUT=10  # seconds a server gets after its stop signal, or CMD after SIG
 PORT_TRIES=3
 
 # The servers, by index: 0 = httpbin, 1 = the OpenID Connect provider, 2 = nginx, 3-6 = the HTTPS servers
-# (each named tls-<its certificate's file name>), 10 = the HTTPS server that requires a client certificate.
+# (each named tls-<its certificate's file name>), 10 = the HTTPS server that requires a client certificate,
+# 11 and 12 = the proxies (probed with httpbin's /get through them).
 SERVER_NAME=(httpbin oidc-provider-mock nginx tls-self-signed tls-expired tls-wrong-name tls-trusted downloads
-  event-stream oauth-provider tls-client-auth)
+  event-stream oauth-provider tls-client-auth proxy proxy-auth)
 SERVER_PROBE=(/get /.well-known/openid-configuration /health /health /health /health /health /health /health
-  /o/.well-known/openid-configuration /health)
+  /o/.well-known/openid-configuration /health /get /get)
 # gunicorn's quick shutdown (its workers notice a TERM only after up to 1 s); nginx's fast shutdown; Python's
 # default for TERM, which ends the TLS servers at once
-SERVER_STOP_SIGNAL=(QUIT TERM TERM TERM TERM TERM TERM TERM TERM QUIT TERM)
+SERVER_STOP_SIGNAL=(QUIT TERM TERM TERM TERM TERM TERM TERM TERM QUIT TERM TERM TERM)
 FIRST_TLS_SERVER=3
 TLS_TRUSTED_SERVER=6
 DOWNLOADS_SERVER=7
 EVENT_STREAM_SERVER=8
 OAUTH_PROVIDER_SERVER=9
 TLS_CLIENT_AUTH_SERVER=10
+PROXY_SERVER=11
+PROXY_AUTH_SERVER=12
 SERVER_PID=()
 SERVER_PORT=()
 SERVER_LOG=()
@@ -184,12 +212,13 @@ usage: scripts/servers.sh install
        scripts/servers.sh run [--] CMD [ARGS...]
        scripts/servers.sh start
 Starts httpbin, oidc-provider-mock, nginx, five HTTPS servers with test certificates (one requiring a
-client certificate), a download server, an event-stream server and django-oauth-toolkit on 127.0.0.1
-(free ports) and hands their URLs over as HTTPBIN_URL, OIDC_ISSUER_URL, NGINX_URL, NGINX_H2_URL (nginx over
-HTTPS with HTTP/2), TLS_SELF_SIGNED_URL, TLS_EXPIRED_URL, TLS_WRONG_NAME_URL, TLS_TRUSTED_URL,
-TLS_CLIENT_AUTH_URL, DOWNLOADS_URL, EVENT_STREAM_URL and OAUTH_PROVIDER_URL, with the test CA's certificate
-as TLS_CA_FILE.
-Environment: OIDC_TOKEN_LIFETIME, SERVERS_PYTHON, SERVERS_NGINX, SERVERS_READY_TIMEOUT.
+client certificate), a download server, an event-stream server, django-oauth-toolkit and two tinyproxy
+proxies on 127.0.0.1 (free ports) and hands their URLs over as HTTPBIN_URL, OIDC_ISSUER_URL, NGINX_URL,
+NGINX_H2_URL (nginx over HTTPS with HTTP/2), TLS_SELF_SIGNED_URL, TLS_EXPIRED_URL, TLS_WRONG_NAME_URL,
+TLS_TRUSTED_URL, TLS_CLIENT_AUTH_URL, DOWNLOADS_URL, EVENT_STREAM_URL, OAUTH_PROVIDER_URL, PROXY_URL and
+PROXY_AUTH_URL (with PROXY_AUTH_USERNAME and PROXY_AUTH_PASSWORD; the proxies' logs as PROXY_LOG and
+PROXY_AUTH_LOG), with the test CA's certificate as TLS_CA_FILE.
+Environment: OIDC_TOKEN_LIFETIME, SERVERS_PYTHON, SERVERS_NGINX, SERVERS_TINYPROXY, SERVERS_READY_TIMEOUT.
 Logs: .build/servers-logs/.
 EOF
 }
@@ -289,6 +318,75 @@ install_nginx() {
   exec 7>&-
   find_nginx || die "installed Debian's $package, but found no nginx on PATH or at /usr/sbin/nginx"
   note "installed $package in $((SECONDS - started)) s: $("$NGINX" -v 2>&1)"
+}
+
+# --- tinyproxy ------------------------------------------------------------------------------
+
+# Sets TINYPROXY to the tinyproxy binary: SERVERS_TINYPROXY, else tinyproxy on PATH, else /usr/bin/tinyproxy or
+# /usr/sbin/tinyproxy. Fails if there is none.
+find_tinyproxy() {
+  if [ -n "${SERVERS_TINYPROXY:-}" ]; then
+    TINYPROXY=$SERVERS_TINYPROXY
+    [ -x "$TINYPROXY" ] || die "SERVERS_TINYPROXY is set to '$TINYPROXY', which is not an executable file"
+    return 0
+  fi
+  TINYPROXY=$(command -v tinyproxy 2>/dev/null) || TINYPROXY=""
+  local candidate
+  for candidate in /usr/bin/tinyproxy /usr/sbin/tinyproxy; do
+    if [ -z "$TINYPROXY" ] && [ -x "$candidate" ]; then TINYPROXY=$candidate; fi
+  done
+  [ -n "$TINYPROXY" ]
+}
+
+# Makes sure there is a tinyproxy; if there is none, installs Debian's tinyproxy-bin (tinyproxy where there is no
+# tinyproxy-bin) with apt-get, as root or through sudo -n, as install_nginx does.
+install_tinyproxy() {
+  find_tinyproxy && return 0
+  local as_root=() package started=$SECONDS out
+  command -v apt-get >/dev/null 2>&1 ||
+    die "found no tinyproxy (on PATH, in /usr/bin, /usr/sbin), nor apt-get to install one with: install tinyproxy, or set SERVERS_TINYPROXY to its binary"
+  if [ "$(id -u)" -ne 0 ]; then
+    { command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; } ||
+      die "found no tinyproxy, and installing it takes root: run 'apt-get install --no-install-recommends tinyproxy-bin' as root (or set SERVERS_TINYPROXY to a tinyproxy binary)"
+    as_root=(sudo -n)
+  fi
+  mkdir -p "$BUILD_DIR"
+  if command -v flock >/dev/null 2>&1; then
+    exec 7>"$BUILD_DIR/servers-tinyproxy.lock"
+    flock -x -w 900 7 || die "timed out waiting for another servers.sh to finish installing tinyproxy"
+    if find_tinyproxy; then exec 7>&-; return 0; fi
+  fi
+  local apt=(${as_root[@]+"${as_root[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=300)
+  note "found no tinyproxy; installing it from Debian's packages (apt-get update, then apt-get install)"
+  "${apt[@]}" update </dev/null >&2 7>&- 8>&- 9>&- || die "apt-get update failed (see above)"
+  package=tinyproxy-bin
+  out=$(apt-cache policy tinyproxy-bin 2>/dev/null) || out=""
+  case $out in *"Candidate: (none)"*|"") package=tinyproxy ;; esac
+  "${apt[@]}" install -y --no-install-recommends "$package" </dev/null >&2 7>&- 8>&- 9>&- ||
+    die "apt-get could not install $package (see above)"
+  exec 7>&-
+  find_tinyproxy || die "installed Debian's $package, but found no tinyproxy on PATH, in /usr/bin or /usr/sbin"
+  note "installed $package in $((SECONDS - started)) s: $("$TINYPROXY" -v 2>&1)"
+}
+
+# Makes this run's folder for the proxies' configs (written at launch) and the proxy password.
+prepare_proxy_dir() {
+  rm -rf "$PROXY_DIR"
+  mkdir -p "$PROXY_DIR"
+  PROXY_AUTH_PASSWORD=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(12))')
+}
+
+# Writes the config of proxy server $1 (PROXY_SERVER or PROXY_AUTH_SERVER) for port $2.
+write_proxy_conf() {
+  {
+    printf '# Written by scripts/servers.sh for one run.\n'
+    printf 'Port %s\nListen 127.0.0.1\nTimeout 60\nLogLevel Info\nMaxClients 200\n' "$2"
+    printf 'ViaProxyName "tinyproxy"\n'
+    printf '# No ConnectPort line: CONNECT is allowed to every port.\n'
+    if [ "$1" -eq "$PROXY_AUTH_SERVER" ]; then
+      printf 'BasicAuth %s %s\n' "$PROXY_AUTH_USERNAME" "$PROXY_AUTH_PASSWORD"
+    fi
+  } >"$PROXY_DIR/${SERVER_NAME[$1]}.conf"
 }
 
 # Makes this run's nginx folder: document root, temp folders' parent; the config is written at launch.
@@ -466,6 +564,7 @@ server_argv() {
                     "$VENV/bin/gunicorn" --pythonpath "$SCRIPT_DIR/oauth-provider" --bind "127.0.0.1:$2"
                     --workers 1 --threads 8 --graceful-timeout 2 --access-logfile - --error-logfile -
                     provider.wsgi:application) ;;
+    11|12) SERVER_ARGV=("$TINYPROXY" -d -c "$PROXY_DIR/${SERVER_NAME[$1]}.conf") ;;
     10) SERVER_ARGV=("$VENV/bin/python" "$SCRIPT_DIR/tls-servers.py" serve --port "$2"
                      --cert "$TLS_DIR/trusted.pem" --key "$TLS_DIR/trusted.key" --name client-auth
                      --client-ca "$TLS_DIR/ca.pem") ;;
@@ -483,6 +582,7 @@ bound_marker() {
     2) printf 'start worker processes' ;;  # (logged once it has bound the port its config names)
     7) printf 'download-server listening on 127.0.0.1:%s' "${SERVER_PORT[$1]}" ;;
     8) printf 'Uvicorn running on http://127.0.0.1:%s ' "${SERVER_PORT[$1]}" ;;
+    11|12) printf 'Starting main loop. Accepting connections.' ;;
     *) printf 'Serving HTTPS on 127.0.0.1:%s (' "${SERVER_PORT[$1]}" ;;
   esac
 }
@@ -497,6 +597,22 @@ server_url() {
 # The CA file the readiness probe checks server $1's certificate against; none (no check) for the others.
 probe_ca_file() {
   if [ "$1" -eq "$TLS_TRUSTED_SERVER" ] || [ "$1" -eq "$TLS_CLIENT_AUTH_SERVER" ]; then printf '%s' "$TLS_DIR/ca.pem"; fi
+}
+
+# The proxy (URL, with its credentials) the readiness probe of server $1 goes through; none for the others.
+probe_proxy() {
+  case $1 in
+    "$PROXY_SERVER") printf 'http://127.0.0.1:%s' "${SERVER_PORT[$1]}" ;;
+    "$PROXY_AUTH_SERVER")
+      printf 'http://%s:%s@127.0.0.1:%s' "$PROXY_AUTH_USERNAME" "$PROXY_AUTH_PASSWORD" "${SERVER_PORT[$1]}" ;;
+  esac
+}
+
+# The URL the readiness probe of server $1 asks for: a proxy's is httpbin's, through the proxy.
+probe_url() {
+  if [ "$1" -eq "$PROXY_SERVER" ] || [ "$1" -eq "$PROXY_AUTH_SERVER" ]; then
+    printf '%s%s' "$(server_url 0)" "${SERVER_PROBE[$1]}"
+  else printf '%s%s' "$(server_url "$1")" "${SERVER_PROBE[$1]}"; fi
 }
 
 # The client identity (certificate and key, PEM) the readiness probe presents to server $1; none for the others.
@@ -514,6 +630,7 @@ launch_server() {
     NGINX_H2_PORT=$(free_port)
     write_nginx_conf "$port" "$NGINX_H2_PORT"
   fi
+  if [ "$i" -eq "$PROXY_SERVER" ] || [ "$i" -eq "$PROXY_AUTH_SERVER" ]; then write_proxy_conf "$i" "$port"; fi
   : >"${SERVER_LOG[$i]}"
   (
     cd "$VENV"
@@ -574,7 +691,7 @@ server_failed() {
 WAIT_PY='
 import os, ssl, sys, time, urllib.request
 
-url, pid, log, marker, timeout, ca_file, identity_file = sys.argv[1:]
+url, pid, log, marker, timeout, ca_file, identity_file, proxy = sys.argv[1:]
 pid, deadline = int(pid), time.monotonic() + float(timeout)
 if ca_file:
     context = ssl.create_default_context(cafile=ca_file)
@@ -584,8 +701,8 @@ else:
     context.verify_mode = ssl.CERT_NONE
 if identity_file:
     context.load_cert_chain(identity_file)
-opener = urllib.request.build_opener(  # never via a proxy
-    urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=context))
+opener = urllib.request.build_opener(  # never via a proxy, unless it is the proxy being probed
+    urllib.request.ProxyHandler({"http": proxy} if proxy else {}), urllib.request.HTTPSHandler(context=context))
 last_error = None
 
 def alive():
@@ -611,7 +728,7 @@ def main():
         except OSError:
             text = ""
         lowered = text.lower()
-        if "address already in use" in lowered or "connection in use" in lowered:
+        if "address already in use" in lowered or "connection in use" in lowered or "could not create listening sockets" in lowered:
             return 2
         if marker in text:
             try:
@@ -644,10 +761,12 @@ start_servers() {
   NGINX_DIR=$NGINX_DIRS/run$dir_suffix
   TLS_DIR=$TLS_DIRS/run$dir_suffix
   OAUTH_PROVIDER_DIR=$OAUTH_PROVIDER_DIRS/run$dir_suffix
-  note "preparing nginx, the test certificates and the OAuth provider's database"
+  PROXY_DIR=$PROXY_DIRS/run$dir_suffix
+  note "preparing nginx, the test certificates, the OAuth provider's database and the proxies"
   prepare_nginx_dir
   prepare_tls_dir
   prepare_oauth_provider_dir
+  prepare_proxy_dir
   for i in "${!SERVER_NAME[@]}"; do
     SERVER_LOG[i]="$LOG_DIR/${SERVER_NAME[$i]}$suffix.log"
     launch_server "$i"
@@ -656,9 +775,9 @@ start_servers() {
     while :; do
       remaining=$(( SERVER_STARTED_AT[i] + READY_TIMEOUT - SECONDS ))
       [ "$remaining" -gt 0 ] || remaining=1
-      run_child helper "$VENV/bin/python" -c "$WAIT_PY" "$(server_url "$i")${SERVER_PROBE[$i]}" \
+      run_child helper "$VENV/bin/python" -c "$WAIT_PY" "$(probe_url "$i")" \
         "${SERVER_PID[$i]}" "${SERVER_LOG[$i]}" "$(bound_marker "$i")" "$remaining" "$(probe_ca_file "$i")" \
-        "$(probe_identity_file "$i")"
+        "$(probe_identity_file "$i")" "$(probe_proxy "$i")"
       status=$CHILD_STATUS
       case $status in
         0) [ $((SECONDS - SERVER_STARTED_AT[i])) -lt 5 ] ||
@@ -670,13 +789,14 @@ start_servers() {
            stop_servers KILL "$i"  # (gunicorn handles SIGTERM only after its 5 s of bind retries)
            launch_server "$i" ;;
         3) server_failed "$i" "exited while starting" ;;
-        4) server_failed "$i" "did not answer $(server_url "$i")${SERVER_PROBE[$i]} within ${READY_TIMEOUT}s" ;;
+        4) server_failed "$i" "did not answer $(probe_url "$i") within ${READY_TIMEOUT}s" ;;
         *) server_failed "$i" "could not be checked (readiness probe exited with $status)" ;;
       esac
     done
   done
   export HTTPBIN_URL OIDC_ISSUER_URL NGINX_URL NGINX_H2_URL TLS_SELF_SIGNED_URL TLS_EXPIRED_URL TLS_WRONG_NAME_URL \
-    TLS_TRUSTED_URL TLS_CLIENT_AUTH_URL TLS_CA_FILE DOWNLOADS_URL EVENT_STREAM_URL OAUTH_PROVIDER_URL
+    TLS_TRUSTED_URL TLS_CLIENT_AUTH_URL TLS_CA_FILE DOWNLOADS_URL EVENT_STREAM_URL OAUTH_PROVIDER_URL \
+    PROXY_URL PROXY_LOG PROXY_AUTH_URL PROXY_AUTH_USERNAME PROXY_AUTH_PASSWORD PROXY_AUTH_LOG
   HTTPBIN_URL=$(server_url 0)
   OIDC_ISSUER_URL=$(server_url 1)
   NGINX_URL=$(server_url 2)
@@ -690,6 +810,10 @@ start_servers() {
   DOWNLOADS_URL=$(server_url "$DOWNLOADS_SERVER")
   EVENT_STREAM_URL=$(server_url "$EVENT_STREAM_SERVER")
   OAUTH_PROVIDER_URL=$(server_url "$OAUTH_PROVIDER_SERVER")
+  PROXY_URL=$(server_url "$PROXY_SERVER")
+  PROXY_LOG=${SERVER_LOG[$PROXY_SERVER]}
+  PROXY_AUTH_URL=$(server_url "$PROXY_AUTH_SERVER")
+  PROXY_AUTH_LOG=${SERVER_LOG[$PROXY_AUTH_SERVER]}
 }
 
 # --- running and stopping -------------------------------------------------------------------
@@ -772,7 +896,8 @@ main() {
     install)
       [ $# -eq 0 ] || { usage >&2; exit 2; }
       install_venv
-      install_nginx ;;
+      install_nginx
+      install_tinyproxy ;;
     run|start)
       if [ "$command" = run ]; then
         [ "${1:-}" != -- ] || shift
@@ -786,6 +911,7 @@ main() {
         die "SERVERS_READY_TIMEOUT must be a whole number of seconds > 0, not '$READY_TIMEOUT'"
       install_venv
       install_nginx
+      install_tinyproxy
       trap on_exit EXIT
       trap 'on_signal INT 130' INT
       trap 'on_signal TERM 143' TERM
@@ -800,6 +926,8 @@ main() {
         "(logs: ${LOG_DIR#"$ROOT"/}/tls-*.log)"
       note "django-oauth-toolkit at $OAUTH_PROVIDER_URL (issuer $OAUTH_PROVIDER_URL/o; log:" \
         "${SERVER_LOG[$OAUTH_PROVIDER_SERVER]#"$ROOT"/}; database and key: ${OAUTH_PROVIDER_DIR#"$ROOT"/})"
+      note "tinyproxy at $PROXY_URL, and asking for credentials at $PROXY_AUTH_URL (logs: ${PROXY_LOG#"$ROOT"/}," \
+        "${PROXY_AUTH_LOG#"$ROOT"/})"
       if [ "$command" = start ]; then
         printf 'export HTTPBIN_URL=%s\nexport OIDC_ISSUER_URL=%s\nexport NGINX_URL=%s\nexport NGINX_H2_URL=%s\n' \
           "$HTTPBIN_URL" "$OIDC_ISSUER_URL" "$NGINX_URL" "$NGINX_H2_URL"
@@ -809,6 +937,9 @@ main() {
           "$TLS_TRUSTED_URL" "$TLS_CLIENT_AUTH_URL" "$TLS_CA_FILE"
         printf 'export DOWNLOADS_URL=%s\nexport EVENT_STREAM_URL=%s\n' "$DOWNLOADS_URL" "$EVENT_STREAM_URL"
         printf 'export OAUTH_PROVIDER_URL=%s\n' "$OAUTH_PROVIDER_URL"
+        printf 'export PROXY_URL=%s\nexport PROXY_LOG=%q\nexport PROXY_AUTH_URL=%s\nexport PROXY_AUTH_LOG=%q\n' \
+          "$PROXY_URL" "$PROXY_LOG" "$PROXY_AUTH_URL" "$PROXY_AUTH_LOG"
+        printf 'export PROXY_AUTH_USERNAME=%s\nexport PROXY_AUTH_PASSWORD=%s\n' "$PROXY_AUTH_USERNAME" "$PROXY_AUTH_PASSWORD"
         note "press Ctrl-C to stop"
         while :; do
           for i in "${!SERVER_NAME[@]}"; do server_is_alive "$i" || server_failed "$i" "stopped unexpectedly"; done
