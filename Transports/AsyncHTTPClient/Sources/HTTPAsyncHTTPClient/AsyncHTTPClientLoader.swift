@@ -1,6 +1,6 @@
 public import AsyncHTTPClient
 import Foundation
-public import HTTP
+@_spi(Transport) public import HTTP
 import NIOConcurrencyHelpers
 public import NIOCore
 import NIOHTTPCompression
@@ -64,10 +64,23 @@ public import NIOSSL
 /// stream only: the other loads on the connection go on. Requests with a server-trust evaluator go through the
 /// loader's verified connection, which speaks HTTP/1.1; plain `http` is HTTP/1.1 too (no cleartext HTTP/2).
 ///
+/// ## Proxies
+///
+/// `init(configuration:eventLoopGroup:serverTrustEvaluator:clientIdentity:proxy:)` takes a `ProxyConfiguration`: a
+/// proxy you name (`.server(_:bypassing:)`), the environment's `http_proxy`, `https_proxy` and `no_proxy`
+/// (`.environment`, read once, when the loader is made), or none (the default). `http` requests go to the proxy in
+/// absolute form, `https` ones through a `CONNECT` tunnel with TLS end to end; a proxy's credentials go to the proxy
+/// only, as `Proxy-Authorization` on the forwarded request or the `CONNECT`. AsyncHTTPClient sets its proxy per
+/// client, so the loader makes one client for direct requests and one for each proxy, and picks one for each request
+/// by `ProxyConfiguration.route(for:)`: a bypassed host is reached over the direct client. A proxy's `407` to a
+/// forwarded request is the response; to a `CONNECT` it fails the load with `cannotAuthenticate`. Requests with a
+/// server-trust evaluator cannot go through a proxy yet (the loader's verified connection is made directly): they
+/// fail with `invalidRequest`, never sent around the proxy.
+///
 /// ## The client, and shutting it down
 ///
-/// ``init(configuration:eventLoopGroup:serverTrustEvaluator:clientIdentity:)`` makes an `HTTPClient` the loader
-/// owns: call ``shutdown()`` when you are done with it (a service's shutdown hook); loads after it fail with
+/// ``init(configuration:eventLoopGroup:serverTrustEvaluator:clientIdentity:proxy:)`` makes an `HTTPClient` the loader
+/// owns (and one per proxy): call ``shutdown()`` when you are done with it (a service's shutdown hook); loads after it fail with
 /// `cannotConnect`, the loads in flight complete first. Should the loader be released without it, its `deinit`
 /// starts the client's shutdown and returns at once; it never blocks.
 /// ``init(client:tlsConfiguration:serverTrustEvaluator:clientIdentity:)`` borrows a client you own (Vapor's
@@ -82,8 +95,12 @@ public import NIOSSL
 /// included.
 // Safety: configuration is immutable (`let`s of Sendable types); mutable state is behind `state`'s lock.
 public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
-    /// The client requests are sent with.
+    /// The client requests are sent with (those reached directly, when there is a proxy).
     public let client: HTTPClient
+    /// The proxies requests go through; `.none` for a borrowed client, whose own configuration decides.
+    public let proxy: ProxyConfiguration
+    /// A client for each proxy of ``proxy``, made and shut down with ``client``.
+    private let proxyClients: [ProxyServer: HTTPClient]
     /// The server-trust evaluator and client identity for requests that bring none of their own.
     public let tls: TLSSettings
     /// The TLS configuration that pinned connections and client identities start from.
@@ -129,20 +146,36 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     ///     `serverTrustPolicy` does not say otherwise.
     ///   - clientIdentity: The client certificate presented for mutual TLS, for requests without their own: a
     ///     `ClientIdentity` of the form `certificateChainAndPrivateKey` (`ClientIdentity(pemEncoded:)`).
+    ///   - proxy: The proxies to send requests through (`.none`, a server, or `.environment`); `.none` by default.
+    ///     It replaces `configuration.proxy`.
     public init(
         configuration: HTTPClient.Configuration = AsyncHTTPClientLoader.defaultConfiguration,
         eventLoopGroup: any EventLoopGroup = HTTPClient.defaultEventLoopGroup,
         serverTrustEvaluator: (any ServerTrustEvaluator)? = nil,
-        clientIdentity: ClientIdentity? = nil
+        clientIdentity: ClientIdentity? = nil,
+        proxy: ProxyConfiguration = .none
     ) {
         var configuration = configuration
         configuration.redirectConfiguration = .disallow
+        configuration.proxy = nil
         self.client = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
+        self.proxy = proxy
+        var proxyClients: [ProxyServer: HTTPClient] = [:]
+        for server in [proxy.httpProxy, proxy.httpsProxy].compactMap({ $0 }) where proxyClients[server] == nil {
+            var proxied = configuration
+            let authorization = server.credentials.map {
+                HTTPClient.Authorization.basic(username: $0.username, password: $0.password)
+            }
+            proxied.proxy = .server(host: server.host, port: server.port, authorization: authorization)
+            proxyClients[server] = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: proxied)
+        }
+        self.proxyClients = proxyClients
         self.ownsClient = true
         self.tls = TLSSettings(serverTrustEvaluator: serverTrustEvaluator, clientIdentity: clientIdentity)
         self.baseTLSConfiguration = configuration.tlsConfiguration ?? .makeClientConfiguration()
         self.connectTimeout = configuration.timeout.connect ?? .seconds(10)
-        self.configurationText = Self.describe(configuration)
+        self.configurationText =
+            Self.describe(configuration) + (proxy.isDirect ? "" : ", proxy: \(proxy)")
         self.bridges = TLSBridges()
     }
 
@@ -154,8 +187,9 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     ///   - tlsConfiguration: The TLS configuration that pinned connections and client identities start from (trust
     ///     roots, TLS versions): the one the client was made with, if any — a client does not reveal it; NIOSSL's
     ///     client default otherwise. Pinned connections are made with a connect timeout of 10 s.
-    ///   - serverTrustEvaluator: As for ``init(configuration:eventLoopGroup:serverTrustEvaluator:clientIdentity:)``.
-    ///   - clientIdentity: As for ``init(configuration:eventLoopGroup:serverTrustEvaluator:clientIdentity:)``.
+    ///   - serverTrustEvaluator: As for
+    ///     ``init(configuration:eventLoopGroup:serverTrustEvaluator:clientIdentity:proxy:)``.
+    ///   - clientIdentity: As for ``init(configuration:eventLoopGroup:serverTrustEvaluator:clientIdentity:proxy:)``.
     public init(
         client: HTTPClient,
         tlsConfiguration: TLSConfiguration? = nil,
@@ -163,6 +197,8 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
         clientIdentity: ClientIdentity? = nil
     ) {
         self.client = client
+        self.proxy = .none
+        self.proxyClients = [:]
         self.ownsClient = false
         self.tls = TLSSettings(serverTrustEvaluator: serverTrustEvaluator, clientIdentity: clientIdentity)
         self.baseTLSConfiguration = tlsConfiguration ?? .makeClientConfiguration()
@@ -176,6 +212,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
         // Never a blocking shutdown here: the client's own asynchronous one, which keeps it alive until done.
         if ownsClient, !state.withLockedValue({ $0.isShutDown }) {
             _ = client.shutdown()
+            for proxyClient in proxyClients.values { _ = proxyClient.shutdown() }
         }
     }
 
@@ -192,6 +229,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
         bridges.close()
         if ownsClient {
             try? await client.shutdown()
+            for proxyClient in proxyClients.values { try? await proxyClient.shutdown() }
         } else {
             for transfer in state.withLockedValue({ Array($0.transfers.values) }) { transfer.cancel() }
         }
@@ -233,6 +271,11 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
             return .failure(HTTPError(.unknown, request: request))
         }
         defer { loadEnded() }
+        let client: HTTPClient
+        switch route(for: request) {
+        case .success(let chosen): client = chosen
+        case .failure(let error): return .failure(error)
+        }
         let prepared: PreparedRequest
         do {
             prepared = try await prepare(request)
@@ -265,6 +308,34 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
             }
         } onCancel: {
             transfer.cancel()
+        }
+    }
+
+    /// The client to send `request` with, by the proxy configuration's route for it; or why it cannot be sent.
+    private func route(for request: HTTPRequest) -> Result<HTTPClient, HTTPError> {
+        switch proxy.checkedRoute(for: request) {
+        case .failure(let error):
+            return .failure(error)
+        case .success(.direct):
+            return .success(client)
+        case .success(.refused(let reason)):
+            return .failure(
+                HTTPError(.invalidRequest, request: request, message: "\(reason); the request was not sent"))
+        case .success(.proxy(let server)):
+            if request.scheme.lowercased() == "https", tls.resolved(for: request).serverTrustEvaluator != nil {
+                return .failure(
+                    HTTPError(
+                        .invalidRequest, request: request,
+                        message: "the request has a server-trust evaluator and the proxy configuration sends it "
+                            + "through \(server), but AsyncHTTPClientLoader's verified TLS connection cannot go "
+                            + "through a proxy yet; it was not sent (bypass the proxy for this host, or drop the pins)")
+                )
+            }
+            guard let proxyClient = proxyClients[server] else {
+                return .failure(
+                    HTTPError(.invalidRequest, request: request, message: "no client for the proxy \(server)"))
+            }
+            return .success(proxyClient)
         }
     }
 

@@ -13,6 +13,7 @@ extension HTTPError {
     /// - A connect timeout, a TLS handshake timeout or the request's deadline: `timedOut`.
     /// - A TLS failure (the handshake, a certificate the platform or an evaluator refused, a wrong name):
     ///   `insecureConnection`, with NIOSSL's text or the evaluator's reason.
+    /// - A proxy's `407 Proxy Authentication Required` to the `CONNECT` of an `https` request: `cannotAuthenticate`.
     /// - Cancellation: `cancelled`. A response that is not valid HTTP, or a body that fails to decompress:
     ///   `invalidResponse`. A request AsyncHTTPClient refuses to send: `invalidRequest`.
     ///
@@ -58,6 +59,12 @@ extension HTTPError {
                 .identityCodingIncorrectlyPresent, .missingSocketPath, .invalidLocalAddress, .writeAfterRequestSent,
                 .requestStreamCancelled:
                 return (.invalidRequest, "AsyncHTTPClient refused to send the request")
+            case .proxyAuthenticationRequired:
+                return (
+                    .cannotAuthenticate,
+                    "the proxy refused to open a tunnel to \(target) (407 Proxy Authentication Required): the "
+                        + "ProxyServer's credentials are missing or wrong"
+                )
             case .invalidProxyResponse, .contentLengthMissing:
                 return (.invalidResponse, "the response from \(target) could not be used")
             default:
