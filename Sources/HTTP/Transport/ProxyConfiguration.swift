@@ -210,8 +210,9 @@ extension ProxyConfiguration: CustomStringConvertible {
 
 extension ProxyConfiguration {
     /// The route to send `request` by, or the error to fail it with before anything is sent: a proxy the
-    /// configuration cannot use (``ProxyRoute/refused(_:)``), or a `Proxy-Authorization` field the request sets itself
-    /// on a route where it would reach the origin — directly, or inside a `CONNECT` tunnel. Proxy credentials belong in
+    /// configuration cannot use (``ProxyRoute/refused(_:)``), or — when the configuration has a proxy — a
+    /// `Proxy-Authorization` field the request sets itself on a route where it would reach the origin: directly (a
+    /// bypassed host), or inside a `CONNECT` tunnel. Proxy credentials belong in
     /// the ``ProxyServer``, which sends them to the proxy only. For transports (`@_spi(Transport) import HTTP`).
     ///
     /// - Parameter request: The request about to be sent.
@@ -222,7 +223,7 @@ extension ProxyConfiguration {
             return .failure(
                 HTTPError(.invalidRequest, request: request, message: "\(reason); the request was not sent"))
         }
-        if request.headers.contains("Proxy-Authorization") {
+        if !isDirect, request.headers.contains("Proxy-Authorization") {
             let scheme = request.scheme.lowercased()
             let isForwarded: Bool =
                 if case .proxy = route { scheme == "http" || scheme == "ws" } else { false }
