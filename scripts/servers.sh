@@ -55,6 +55,7 @@
 #                       budget, as all come from 127.0.0.1; both answers carry "Retry-After: 1"
 #     GET /download/32M.bin   32 MiB (byte i is i % 251), made for each run, with nginx's ETag,
 #                       Last-Modified and Range support: for downloads, progress and resuming
+#     every response but /limited's carries X-Connection, nginx's serial number of its connection
 #   and, on a second port, as NGINX_H2_URL: HTTPS with HTTP/2 (listen ... ssl http2; ALPN h2), with the
 #   tls-trusted server's certificate (below: issued by the test CA for 127.0.0.1). Every response carries
 #   X-Connection (nginx's serial number of the connection it came over), X-Connection-Requests and X-Protocol
@@ -459,6 +460,8 @@ http {
     server {
         listen 127.0.0.1:$1;
         root html;
+        # Each response names its connection (nginx's serial number), for tests of connection reuse.
+        add_header X-Connection \$connection always;
 
         location = /health {
             default_type text/plain;

@@ -48,13 +48,13 @@ final class TransferContext: Sendable {
         var body = Data()
         var isFinished = false
         var declinedChallengeResponse: HTTPURLResponse?
-        /// The task's identifier, once the task is registered with the session delegate.
-        var taskIdentifier: Int?
+        /// The session delegate the task is registered with, and the task's identifier there.
+        var registration: (delegate: SessionDelegate, taskIdentifier: Int)?
         var stream = WeakStream()
         var file: FileWriter?
         var fileError: (any Error)?
-        var ownedSession: URLSession?
-        var onEnd: (@Sendable () -> Void)?
+        /// Runs once the task has ended (see ``whenTaskEnds(_:)``).
+        var onTaskEnd: (@Sendable () -> Void)?
         /// This attempt's timings and byte counts, from the task's start.
         var metrics: HTTPMetrics?
         /// Why a TLS challenge was refused (Apple platforms), to fail the load with instead of "cancelled".
@@ -87,12 +87,10 @@ final class TransferContext: Sendable {
     /// to a completion handler.
     var isDelegateDriven: Bool { delivery != .buffered || progress != nil }
 
-    /// Keeps the session made for this transfer alone, to invalidate it when the transfer ends; `onEnd` runs then.
-    func own(_ session: URLSession, onEnd: @escaping @Sendable () -> Void) {
-        state.withLock { state in
-            state.ownedSession = session
-            state.onEnd = onEnd
-        }
+    /// Runs `body` once the task has ended (URLSession reported its completion): the session it ran in is free
+    /// for another transfer then.
+    func whenTaskEnds(_ body: @escaping @Sendable () -> Void) {
+        state.withLock { $0.onTaskEnd = body }
     }
 
     /// Stores the continuation; `false` (and the continuation already resumed) if the load was cancelled first.
@@ -102,10 +100,7 @@ final class TransferContext: Sendable {
             state.continuation = continuation
             return false
         }
-        if cancelled {
-            continuation.resume(returning: .cancelled)
-            endOwnedSession()
-        }
+        if cancelled { continuation.resume(returning: .cancelled) }
         return !cancelled
     }
 
@@ -202,16 +197,15 @@ final class TransferContext: Sendable {
         progress?.stop()
         stream?.finish(throwing: streamError)
         if let task { Self.cancel(task) }
-        if let continuation {
-            continuation.resume(returning: outcome)
-            if task == nil { endOwnedSession() }
-        }
+        // Without a task yet, the load is about to start one, which finds the transfer finished and cancels it:
+        // its completion ends it (``finish(response:error:body:)``).
+        continuation?.resume(returning: outcome)
     }
 
-    /// The identifier of the task the session delegate knows this transfer by.
-    var taskIdentifier: Int? {
-        get { state.withLock { $0.taskIdentifier } }
-        set { state.withLock { $0.taskIdentifier = newValue } }
+    /// The session delegate this transfer's task is registered with, and the identifier it knows the task by.
+    var registration: (delegate: SessionDelegate, taskIdentifier: Int)? {
+        get { state.withLock { $0.registration } }
+        set { state.withLock { $0.registration = newValue } }
     }
 
     // MARK: - From the session delegate
@@ -260,12 +254,12 @@ final class TransferContext: Sendable {
         }
     }
 
-    /// How a stream pauses its transfer when the consumer falls behind, or `nil` to block the delivering thread.
+    /// How a stream pauses its transfer when the consumer falls behind, or `nil` where it cannot be paused.
     ///
-    /// On Linux, suspending a running data task neither stops its data nor resumes it properly (resuming restarts
-    /// the request; measured with 6.3.1): the stream blocks the delivering thread instead, which stops libcurl
-    /// from reading the socket. It is the session's own thread (the stream has a session of its own), so nothing
-    /// else waits. On Apple platforms, suspending the task pauses it.
+    /// On Linux, suspending a running data task takes it off libcurl (closing its connection) and resuming it
+    /// sends the request again from the start (swift-corelibs-foundation 6.3.1): the stream spills what the
+    /// consumer has not taken to a temporary file instead (see ``HTTPBodyStream``), and the delivering thread never
+    /// waits. On Apple platforms, suspending the task pauses it.
     private static func pause(_ task: URLSessionTask?) -> (@Sendable (Bool) -> Void)? {
         #if canImport(FoundationNetworking)
         return nil
@@ -349,6 +343,7 @@ final class TransferContext: Sendable {
             var file: FileWriter?
             var fileError: (any Error)?
             var deadline: (any DispatchSourceTimer)?
+            var onTaskEnd: (@Sendable () -> Void)?
         }
         let totalBytesToSend = self.totalBytesToSend
         let taken = state.withLock { state -> Taken in
@@ -367,12 +362,16 @@ final class TransferContext: Sendable {
                 state.body = Data()
                 state.file = nil
                 state.deadline = nil
+                state.onTaskEnd = nil
             }
             return Taken(
                 continuation: state.isFinished ? nil : state.continuation, body: handedOver ?? state.body,
                 declined: state.declinedChallengeResponse, stream: state.stream.value, file: state.file,
-                fileError: state.fileError, deadline: state.deadline)
+                fileError: state.fileError, deadline: state.deadline, onTaskEnd: state.onTaskEnd)
         }
+        // The session is free before the consumer hears of the end, so that a stream read to its end and followed
+        // at once by another finds the session, and its connection, ready for it.
+        taken.onTaskEnd?()
         taken.deadline?.cancel()
         var fileError = taken.fileError
         if let file = taken.file {
@@ -387,24 +386,11 @@ final class TransferContext: Sendable {
         taken.continuation?.resume(
             returning: .finished(
                 response: response, body: taken.body, error: failure, declinedChallenge: taken.declined, file: written))
-        endOwnedSession()
     }
 
     private var fileURL: URL? {
         if case .file(let url, _) = delivery { return url }
         return nil
-    }
-
-    private func endOwnedSession() {
-        let (session, onEnd) = state.withLock { state in
-            defer {
-                state.ownedSession = nil
-                state.onEnd = nil
-            }
-            return (state.ownedSession, state.onEnd)
-        }
-        session?.finishTasksAndInvalidate()
-        onEnd?()
     }
 
     /// The load's result for `outcome`, with this attempt's metrics, reported to the load's observers.
@@ -523,13 +509,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let transfers = Locked<[Int: TransferContext]>([:])
 
     func register(_ transfer: TransferContext, for task: URLSessionTask) {
-        transfer.taskIdentifier = task.taskIdentifier
+        transfer.registration = (self, task.taskIdentifier)
         transfers.withLock { $0[task.taskIdentifier] = transfer }
     }
 
     /// Forgets a transfer whose task completed through its completion handler.
     func unregister(_ transfer: TransferContext) {
-        guard let identifier = transfer.taskIdentifier else { return }
+        guard let (delegate, identifier) = transfer.registration, delegate === self else { return }
         transfers.withLock { _ = $0.removeValue(forKey: identifier) }
     }
 

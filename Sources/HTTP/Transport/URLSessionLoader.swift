@@ -43,8 +43,9 @@ public import FoundationNetworking
 ///
 /// A request's ``HTTPRequest/responseDelivery`` decides how the body comes back: in memory (the default, a
 /// completion-handler task), as a stream with backpressure (``ResponseDelivery/stream``: the load returns when
-/// the head arrives; the transfer runs in a session of its own, which the loader pauses while the consumer's
-/// buffer is full), or written to a file as it arrives (``ResponseDelivery/file(_:resumingAt:)``). A request with
+/// the head arrives; the transfer runs alone in a session the loader keeps for streams, whose connections the
+/// next stream reuses; the body pauses the transfer or spills to a temporary file while the consumer lags — see
+/// ``HTTPBodyStream``), or written to a file as it arrives (``ResponseDelivery/file(_:resumingAt:)``). A request with
 /// a ``HTTPRequest/progressHandler`` gets reports as bytes go out and come in. Every platform takes the same path;
 /// the few lines that differ are marked and explained.
 ///
@@ -71,8 +72,10 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     private var inFlight: InFlightLoads { participation.inFlight }
     /// Counts cancelling resets, so that a load accepted before one began but started after it is cancelled too.
     private let cancellingResets = Atomic<Int>(0)
-    /// The streams in flight, each in a session of its own, for a cancelling reset to find.
-    private let streams = Locked<[ObjectIdentifier: TransferContext]>([:])
+    /// The sessions lent to streams and to requests with TLS settings of their own, one transfer at a time.
+    private let pool = SessionPool(makeSession: URLSessionLoader.makeSession(configuration:delegate:))
+    /// The transfers in the pool's sessions, for a cancelling reset to find.
+    private let leased = Locked<[ObjectIdentifier: TransferContext]>([:])
 
     /// A configuration with URLSession's hidden state turned off: no cookie handling, no cache, no
     /// credential storage. See the discussion of ``URLSessionLoader``.
@@ -174,6 +177,7 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
 
     deinit {
         session.finishTasksAndInvalidate()
+        pool.close()
     }
 
     private static func makeSession(configuration: URLSessionConfiguration, delegate: SessionDelegate) -> URLSession {
@@ -251,7 +255,7 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
         } onCancel: {
             transfer.cancel()
         }
-        if !transfer.isDelegateDriven { delegate.unregister(transfer) }
+        if !transfer.isDelegateDriven { transfer.registration?.delegate.unregister(transfer) }
         return transfer.result(of: outcome)
     }
 
@@ -261,19 +265,25 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     /// hands the whole outcome over at once (on Linux a delegate-driven task costs a delegate operation per
     /// chunk). Its session delegate is still asked about redirects and authentication challenges (see
     /// `SessionDelegate`), though a refused redirect's body does not reach such a task on Linux. Everything
-    /// else — a stream, a download, progress — is a delegate-driven task. A stream gets a session of its own, so
-    /// that holding its delivery back never holds back another request; so does a request with a server-trust
-    /// evaluator or a client identity, so that it never reuses a connection whose handshake it did not check.
+    /// else — a stream, a download, progress — is a delegate-driven task. A stream runs alone in a session from
+    /// the ``SessionPool``, so that holding its delivery back never holds back another request; so does a
+    /// request with a server-trust evaluator or a client identity, in a session kept for its settings, so that it
+    /// never reuses a connection whose handshake it did not check. The session goes back to the pool, with its
+    /// connections, when the task has ended.
     private func makeTask(for prepared: PreparedRequest, transfer: TransferContext) -> (URLSessionTask, SessionDelegate)
     {
         var session = self.session
         var taskDelegate = delegate
         if transfer.delivery == .stream || !transfer.tls.isDefault {
-            taskDelegate = SessionDelegate()
-            session = Self.makeSession(configuration: self.session.configuration, delegate: taskDelegate)
+            let lease = pool.lease(for: transfer.tls, configuration: self.session.configuration)
+            taskDelegate = lease.delegate
+            session = lease.session
             let id = ObjectIdentifier(transfer)
-            streams.withLock { $0[id] = transfer }
-            transfer.own(session) { [streams] in streams.withLock { _ = $0.removeValue(forKey: id) } }
+            leased.withLock { $0[id] = transfer }
+            transfer.whenTaskEnds { [leased, pool] in
+                leased.withLock { _ = $0.removeValue(forKey: id) }
+                pool.giveBack(lease)
+            }
         }
         let urlRequest = prepared.urlRequest
         if transfer.isDelegateDriven {
@@ -298,6 +308,6 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     public override func failHeldLoads(_ mode: ResetMode) {
         guard mode == .cancel else { return }
         cancellingResets.add(1, ordering: .sequentiallyConsistent)
-        for transfer in delegate.registeredTransfers() + streams.withLock({ Array($0.values) }) { transfer.cancel() }
+        for transfer in delegate.registeredTransfers() + leased.withLock({ Array($0.values) }) { transfer.cancel() }
     }
 }
