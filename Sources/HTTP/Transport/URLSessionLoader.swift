@@ -103,7 +103,8 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     ///   and #3296, reproduced here with 6.3.1), and cancellation must never crash.
     /// - The session's delegate queue runs each callback at once on the thread that delivers it, instead of
     ///   handing it to an `OperationQueue` thread: a completed request reaches its caller with one thread hop
-    ///   fewer, as `URLSession.data(for:)` does, and a streamed body's backpressure can hold that thread.
+    ///   fewer, as `URLSession.data(for:)` does. Nothing the loader runs there waits: a streamed body that the
+    ///   consumer lags behind spills to a temporary file (see ``HTTPBodyStream``).
     ///
     /// - Parameters:
     ///   - serverTrustEvaluator: Evaluates servers' certificates, for example ``PublicKeyPinning``, for requests
