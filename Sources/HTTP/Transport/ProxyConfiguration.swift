@@ -13,8 +13,8 @@ public import Foundation
 /// let fromEnvironment = AsyncHTTPClientLoader(proxy: .environment)
 /// ```
 ///
-/// `http` (and `ws`) URLs go to ``httpProxy`` in absolute form; `https` (and `wss`) URLs go through a `CONNECT`
-/// tunnel opened by ``httpsProxy``, with TLS end to end to the origin. A host that a ``bypass`` entry matches is
+/// `http` (and `ws`) URLs go through ``httpProxy`` (forwarded in absolute form, or tunnelled, as the transport does);
+/// `https` (and `wss`) URLs go through a `CONNECT` tunnel opened by ``httpsProxy``, with TLS end to end to the origin. A host that a ``bypass`` entry matches is
 /// reached directly. ``route(for:)`` is the decision, a pure function of the configuration and the URL.
 ///
 /// The proxy's credentials go only to the proxy, as `Proxy-Authorization`; they are redacted in every description,

@@ -2,10 +2,10 @@ import Foundation
 
 /// An HTTP proxy server: its host and port, and the credentials it asks for, if any.
 ///
-/// Requests for `http` URLs are sent to the proxy in absolute form (`GET http://origin/path`); requests for `https`
-/// URLs go through a tunnel the proxy opens with `CONNECT`, inside which TLS runs end to end with the origin. The
-/// credentials go to the proxy only, as `Proxy-Authorization: Basic …`: on the forwarded request or the `CONNECT`,
-/// never inside a tunnel and never to an origin reached directly.
+/// Requests for `https` URLs go through a tunnel the proxy opens with `CONNECT`, inside which TLS runs end to end with
+/// the origin; requests for `http` URLs are forwarded in absolute form (`GET http://origin/path`) by URLSession, and
+/// tunnelled too by AsyncHTTPClient. The credentials go to the proxy only, as `Proxy-Authorization: Basic …`: on the
+/// forwarded request or the `CONNECT`, never inside a tunnel and never to an origin reached directly.
 ///
 /// ```swift
 /// let proxy = try ProxyServer(parsing: "http://proxy.internal:3128")

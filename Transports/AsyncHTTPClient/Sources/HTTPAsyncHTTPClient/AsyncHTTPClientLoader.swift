@@ -68,12 +68,12 @@ public import NIOSSL
 ///
 /// `init(configuration:eventLoopGroup:serverTrustEvaluator:clientIdentity:proxy:)` takes a `ProxyConfiguration`: a
 /// proxy you name (`.server(_:bypassing:)`), the environment's `http_proxy`, `https_proxy` and `no_proxy`
-/// (`.environment`, read once, when the loader is made), or none (the default). `http` requests go to the proxy in
-/// absolute form, `https` ones through a `CONNECT` tunnel with TLS end to end; a proxy's credentials go to the proxy
-/// only, as `Proxy-Authorization` on the forwarded request or the `CONNECT`. AsyncHTTPClient sets its proxy per
+/// (`.environment`, read once, when the loader is made), or none (the default). AsyncHTTPClient sends every request
+/// through a `CONNECT` tunnel, `http` ones too, with TLS end to end for `https`; a proxy's credentials go to the proxy
+/// only, as `Proxy-Authorization` on the `CONNECT`, never inside the tunnel. AsyncHTTPClient sets its proxy per
 /// client, so the loader makes one client for direct requests and one for each proxy, and picks one for each request
-/// by `ProxyConfiguration.route(for:)`: a bypassed host is reached over the direct client. A proxy's `407` to a
-/// forwarded request is the response; to a `CONNECT` it fails the load with `cannotAuthenticate`. Requests with a
+/// by `ProxyConfiguration.route(for:)`: a bypassed host is reached over the direct client. A proxy's `407` to the
+/// `CONNECT` fails the load with `cannotAuthenticate`, naming the tunnel; another refusal, with `invalidResponse`. Requests with a
 /// server-trust evaluator cannot go through a proxy yet (the loader's verified connection is made directly): they
 /// fail with `invalidRequest`, never sent around the proxy.
 ///
