@@ -15,7 +15,7 @@ public import Foundation
 ///
 /// `http` (and `ws`) URLs go through ``httpProxy`` (forwarded in absolute form, or tunnelled, as the transport does);
 /// `https` (and `wss`) URLs go through a `CONNECT` tunnel opened by ``httpsProxy``, with TLS end to end to the origin. A host that a ``bypass`` entry matches is
-/// reached directly. ``route(for:)`` is the decision, a pure function of the configuration and the URL.
+/// reached directly. `route(for:)` is the decision, a pure function of the configuration and the URL.
 ///
 /// The proxy's credentials go only to the proxy, as `Proxy-Authorization`; they are redacted in every description,
 /// `dump` and log line, like any `Authorization` field.
@@ -148,7 +148,7 @@ public struct ProxyConfiguration: Sendable, Hashable {
         return route(scheme: scheme, host: host, port: components.port)
     }
 
-    /// How `request` is to be sent: see ``route(for:)-(URL)``.
+    /// How `request` is to be sent: see `route(for:)`.
     ///
     /// - Parameter request: The request.
     /// - Returns: The route.
@@ -181,7 +181,7 @@ public struct ProxyConfiguration: Sendable, Hashable {
     }
 }
 
-/// How one request is sent: the decision of ``ProxyConfiguration/route(for:)-(URL)``.
+/// How one request is sent: the decision of `route(for:)`.
 public enum ProxyRoute: Sendable, Hashable {
     /// Directly to the origin.
     case direct
