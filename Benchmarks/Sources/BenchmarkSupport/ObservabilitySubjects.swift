@@ -12,10 +12,10 @@ import Logging
 
 /// An adapter of Integrations/Observability, as the in-process subjects add it to the default chain.
 public enum ObservabilityAdapter: String, CaseIterable, Sendable {
-    /// `Observe(HTTPEventLogger(logger:))` at the head (HTTPLogging).
-    case logging = "Observe(HTTPEventLogger), logger at info"
-    /// `Observe(MetricsObserver())` at the head (HTTPMetricsIntegration), no metrics backend.
-    case metrics = "Observe(MetricsObserver()), no backend"
+    /// `HTTPEventLogger(logger:)` (HTTPLogging), in the `Observe` at the head.
+    case logging = "HTTPEventLogger, logger at info"
+    /// `MetricsObserver()` (HTTPMetricsIntegration), no metrics backend, in the `Observe` at the head.
+    case metrics = "MetricsObserver(), no backend"
     /// `TraceLoads()` at the head and `TraceAttempts()` above the terminal (HTTPTracing), no tracer.
     case tracing = "TraceLoads() + TraceAttempts(), no tracer"
     /// `PrintLoader(logger:)` at the head (HTTPLogging), its lines at `debug`, below the logger's level: not part of
@@ -30,18 +30,6 @@ private func infoLogger() -> Logger {
     return logger
 }
 
-/// Two observers behind one `Observe`: what the logging and metrics adapters would cost if a chain stamped and
-/// reported each load once for both (not an API of the product: a variant, to take the adapters' cost apart).
-private struct BothObservers: HTTPEventObserver {
-    let first: any HTTPEventObserver
-    let second: any HTTPEventObserver
-
-    func handle(_ event: HTTPEvent) {
-        first.handle(event)
-        second.handle(event)
-    }
-}
-
 extension InProcessSubject {
     /// `Observe` with an observer that ignores every event, in front of the default chain over
     /// ``MeasuringCannedResponse``: what `Observe` itself costs (a `LoadID`, the observer added to the request, two
@@ -52,24 +40,26 @@ extension InProcessSubject {
             request: makeDefaultChainRequest())
     }
 
-    /// The budget's three adapters, but the logger and the metrics observer behind one `Observe`
-    /// (``BothObservers``) instead of one `Observe` each.
-    public static func observabilityChainWithOneObserve() -> InProcessSubject {
+    /// The budget's three adapters, but the logger and the metrics observer behind an `Observe` each (a variant: what
+    /// a chain that installs them separately pays).
+    public static func observabilityChainWithTwoObserves() -> InProcessSubject {
         let head =
-            Observe(BothObservers(first: HTTPEventLogger(logger: infoLogger()), second: MetricsObserver()))
+            Observe(HTTPEventLogger(logger: infoLogger())) --> Observe(MetricsObserver())
             --> TraceLoads() --> makeDefaultChain(terminal: TraceAttempts() --> MeasuringCannedResponse())
         return .loaders(head, request: makeDefaultChainRequest())
     }
 
     /// The default chain over ``MeasuringCannedResponse``, with `adapters` added where their documentation puts
-    /// them (observers and `TraceLoads` at the head, `TraceAttempts` above the terminal).
+    /// them (the observers behind one `Observe` and `TraceLoads` at the head, `TraceAttempts` above the terminal).
     public static func observabilityChain(_ adapters: Set<ObservabilityAdapter>) -> InProcessSubject {
         var terminal: HTTPLoader = MeasuringCannedResponse()
         if adapters.contains(.tracing) { terminal = TraceAttempts() --> terminal }
         var head = makeDefaultChain(terminal: terminal)
         if adapters.contains(.tracing) { head = TraceLoads() --> head }
-        if adapters.contains(.metrics) { head = Observe(MetricsObserver()) --> head }
-        if adapters.contains(.logging) { head = Observe(HTTPEventLogger(logger: infoLogger())) --> head }
+        var observers: [any HTTPEventObserver] = []
+        if adapters.contains(.logging) { observers.append(HTTPEventLogger(logger: infoLogger())) }
+        if adapters.contains(.metrics) { observers.append(MetricsObserver()) }
+        if !observers.isEmpty { head = Observe(observers) --> head }
         if adapters.contains(.printLoader) { head = PrintLoader(logger: infoLogger(), level: .debug) --> head }
         return .loaders(head, request: makeDefaultChainRequest())
     }

@@ -171,6 +171,8 @@ struct Options {
         case "print": return .printed()
         case "follow-redirects": return .followingRedirects()
         case "cache-hit": return .cacheHit()
+        case "observability": return .observabilityChain([.logging, .metrics, .tracing])
+        case "observability-default": return .observabilityChain([])
         default:
             if name.hasPrefix("loaders-"), let count = Int(name.dropFirst("loaders-".count)) {
                 return .passThroughLoaders(count)
@@ -192,7 +194,8 @@ struct Options {
                                     [--breakdown]
                                     [--loopback-runs N] [--loopback-rounds N] [--loopback-slices N] [--seed N]
                        BudgetReport --spin default|terminal|cache-hit|loaders-N|middlewares-N|observe|observe-measuring|
-                                           measuring-terminal|observed-default|trace|print|follow-redirects SECONDS
+                                           measuring-terminal|observed-default|trace|print|follow-redirects|
+                                           observability|observability-default SECONDS
                        BudgetReport --send CLIENT COUNT [CONCURRENCY]
                        BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-runs N] [--loopback-rounds N]
                                     [--loopback-slices N] [--seed N]
