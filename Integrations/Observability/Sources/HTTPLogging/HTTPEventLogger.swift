@@ -119,7 +119,8 @@ public struct HTTPEventLogger: HTTPEventObserver {
         func highestLevel(of kind: HTTPEvent.Kind) -> Logger.Level {
             switch kind {
             case .loadStarted: loadStarted
-            case .loadFinished: max(loadSucceeded, clientError, serverError, loadFailed, loadAbandoned)
+            // Pairwise: the variadic `max` would build an array on every call.
+            case .loadFinished: max(max(loadSucceeded, clientError), max(max(serverError, loadFailed), loadAbandoned))
             case .retryScheduled: retryScheduled
             case .redirectFollowed: redirectFollowed
             case .credentialObtained, .credentialRefreshed: credentialFlow
