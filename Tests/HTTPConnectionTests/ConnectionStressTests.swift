@@ -40,6 +40,8 @@ import Testing
     /// Answers every request by its path, after a random delay; its bodies arrive in random chunks.
     final class Server: Sendable {
         let producers = Box<[ChunkProducer]>([])
+        /// Once set, no answer fails: for the sequences read after the storm.
+        let isCalm = Box(false)
 
         func answer(_ request: HTTPRequest, latency: Int, seed: UInt64) async -> HTTPResult {
             do {
@@ -48,7 +50,7 @@ import Testing
                 return .failure(HTTPError(.cancelled, request: request))
             }
             var random = SplitMix64(seed: seed)
-            if Int.random(in: 0..<12, using: &random) == 0 {
+            if Int.random(in: 0..<12, using: &random) == 0, !isCalm.value {
                 return .failure(HTTPError(.cannotConnect, request: request))
             }
             let path = request.path
@@ -161,6 +163,38 @@ import Testing
         }
     }
 
+    /// The whole body every stream sends: `itemsPerStream` JSON lines.
+    static let jsonLinesBody = Data((1...itemsPerStream).map { "{\"n\":\($0)}\n" }.joined().utf8)
+
+    /// Reads one sequence (or downloads one file) of `kind` through `connection`, typed by its `Request`.
+    static func read(_ kind: Kind, through connection: Connection, downloadingTo folder: URL) async -> Outcome {
+        let count = itemsPerStream
+        switch kind {
+        case .jsonLines:
+            let items = Request<Item>(underlyingRequest: HTTPRequest(host: "h", path: "/jsonl"))
+            return await consume(connection.jsonLines(for: items), expected: count)
+        case .lines:
+            let lines = Request<String>(underlyingRequest: HTTPRequest(host: "h", path: "/lines"))
+            return await consume(connection.lines(for: lines), expected: count)
+        case .chunks:
+            return await consumeChunks(
+                connection, Request<Data>(underlyingRequest: HTTPRequest(host: "h", path: "/chunks")),
+                expected: jsonLinesBody.count)
+        case .downloads:
+            return await consumeDownload(connection, to: folder, expected: jsonLinesBody)
+        case .refused:
+            let refused = Request<Item>(underlyingRequest: HTTPRequest(host: "h", path: "/problem"))
+                .decodingErrors(as: Problem.self)
+            return await consume(connection.jsonLines(for: refused), expected: 0)
+        case .pages:
+            let first = Request<[Int]>(underlyingRequest: HTTPRequest(host: "h", path: "/pages/1"))
+            return await consume(connection.pages(for: first), expected: 3)
+        case .events:
+            let events = Request<Item>(underlyingRequest: HTTPRequest(host: "h", path: "/events"))
+            return await consume(connection.events(for: events, reconnectionDelay: .zero), expected: count)
+        }
+    }
+
     @Test(arguments: 0..<2)
     func everySequenceEndsExactlyOnceUnderCancellationAndResets(run: Int) async throws {
         let seed = SplitMix64.seed()
@@ -178,11 +212,9 @@ import Testing
             ResetGuard() --> Throttle(maximumNumberOfRequests: 4)
             --> Retry(strategy: .immediately(maximumNumberOfAttempts: 2), budget: nil) --> terminal
         let connection = Connection(loader: chain)
-        let count = Self.itemsPerStream
         let folder = FileManager.default.temporaryDirectory.appending(path: "stress-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let jsonLinesBody = Data((1...count).map { "{\"n\":\($0)}\n" }.joined().utf8)
 
         let kinds = (0..<consumerCount).map { _ in Kind.allCases.randomElement(using: &random)! }
         let cancels = (0..<consumerCount).map { _ in Int.random(in: 0..<5, using: &random) == 0 }
@@ -198,33 +230,7 @@ import Testing
             await withTaskGroup(of: Void.self) { group in
                 var consumers: [Task<Outcome, Never>] = []
                 for index in 0..<consumerCount {
-                    let consumer = Task { () -> Outcome in
-                        switch kinds[index] {
-                        case .jsonLines:
-                            let items = Request<Item>(underlyingRequest: HTTPRequest(host: "h", path: "/jsonl"))
-                            return await Self.consume(connection.jsonLines(for: items), expected: count)
-                        case .lines:
-                            let lines = Request<String>(underlyingRequest: HTTPRequest(host: "h", path: "/lines"))
-                            return await Self.consume(connection.lines(for: lines), expected: count)
-                        case .chunks:
-                            return await Self.consumeChunks(
-                                connection, Request<Data>(underlyingRequest: HTTPRequest(host: "h", path: "/chunks")),
-                                expected: jsonLinesBody.count)
-                        case .downloads:
-                            return await Self.consumeDownload(connection, to: folder, expected: jsonLinesBody)
-                        case .refused:
-                            let refused = Request<Item>(underlyingRequest: HTTPRequest(host: "h", path: "/problem"))
-                                .decodingErrors(as: Problem.self)
-                            return await Self.consume(connection.jsonLines(for: refused), expected: 0)
-                        case .pages:
-                            let first = Request<[Int]>(underlyingRequest: HTTPRequest(host: "h", path: "/pages/1"))
-                            return await Self.consume(connection.pages(for: first), expected: 3)
-                        case .events:
-                            let events = Request<Item>(underlyingRequest: HTTPRequest(host: "h", path: "/events"))
-                            return await Self.consume(
-                                connection.events(for: events, reconnectionDelay: .zero), expected: count)
-                        }
-                    }
+                    let consumer = Task { await Self.read(kinds[index], through: connection, downloadingTo: folder) }
                     consumers.append(consumer)
                     if cancels[index] {
                         group.addTask {
@@ -280,6 +286,20 @@ import Testing
         #expect(
             all.contains { if case .complete = $0.outcome { true } else { false } },
             "nothing completed: \(failures), \(context)")
+
+        // After the storm and its resets, the same connection reads every kind to its end (and refuses `refused`).
+        server.isCalm.withLock { $0 = true }
+        for kind in Kind.allCases {
+            let outcome = try await Task {
+                await Self.read(kind, through: connection, downloadingTo: folder)
+            }.finished(within: 30)
+            switch (kind, outcome) {
+            case (.refused, .failed(Self.refusal)),
+                (_, .complete) where kind != .refused:
+                break
+            default: Issue.record("after the resets, \(kind) ended with \(outcome) (\(context))")
+            }
+        }
 
         // Every transfer stopped: delivered whole, or cancelled once, never left producing for nobody.
         let producers = server.producers.value
