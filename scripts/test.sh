@@ -8,6 +8,7 @@
 #   3. the packages beside the product, each a package of its own (SIDE_PACKAGES: the AsyncHTTPClient transport,
 #      the OpenAPI transport, the observability integrations): linted (generated code excluded), built with their
 #      own targets' warnings as errors (their Package.swift says so), their tests run against the same local servers;
+#      then the integrations demo and the benchmarks, linted and built;
 #   4. the DocC catalogs of the product and of the packages beside it, built with warnings as errors so that every
 #      symbol link resolves;
 #   5. the product's suite and the side packages' again, built with ThreadSanitizer, with
@@ -148,6 +149,16 @@ swift format lint --strict $(find Integrations/Demo/Sources -name '*.swift' -typ
   || fail "formatting: run 'swift format format -i' on the files above (Integrations/Demo)"
 swift build --package-path Integrations/Demo --product IntegrationsDemo || fail "Integrations/Demo does not build"
 echo "Integrations/Demo step, build included: $((SECONDS - demo_start)) s"
+
+# The benchmarks (Benchmarks/README.md) are measured by hand against DESIGN.md's budgets, never in CI; built here (debug)
+# so that a change in the product or an integration cannot break them unnoticed.
+step "Benchmarks: lint and build"
+bench_start=$SECONDS
+# shellcheck disable=SC2046 # one argument per file; the paths have no spaces
+swift format lint --strict $(find Benchmarks/Sources -name '*.swift' -type f | sort) Benchmarks/Package.swift \
+  || fail "formatting: run 'swift format format -i' on the files above (Benchmarks)"
+swift build --package-path Benchmarks || fail "Benchmarks does not build"
+echo "Benchmarks step, build included: $((SECONDS - bench_start)) s"
 
 step "documentation: every DocC catalog builds without a warning (symbol links resolve)"
 docs_start=$SECONDS

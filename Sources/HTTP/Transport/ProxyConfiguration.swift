@@ -38,13 +38,30 @@ public struct ProxyConfiguration: Sendable, Hashable {
     var httpProblem: String?
     var httpsProblem: String?
 
-    /// Where a configuration came from.
-    public enum Source: Sendable, Hashable {
+    /// Where a configuration came from: ``explicit`` or ``environment``.
+    ///
+    /// A struct rather than an enum, so that more sources (the system's settings) can be added without breaking code
+    /// that switches over these.
+    public struct Source: Sendable, Hashable, CustomStringConvertible {
+        enum Code: Sendable, Hashable {
+            case explicit, environment
+        }
+
+        let code: Code
+
         /// Made in code.
-        case explicit
-        /// Read from the process environment (``environment``) or from variables given to
-        /// ``environment(_:)``.
-        case environment
+        public static let explicit = Source(code: .explicit)
+        /// Read from the process environment (``ProxyConfiguration/environment``) or from variables given to
+        /// ``ProxyConfiguration/environment(_:)``.
+        public static let environment = Source(code: .environment)
+
+        /// `explicit` or `environment`.
+        public var description: String {
+            switch code {
+            case .explicit: "explicit"
+            case .environment: "environment"
+            }
+        }
     }
 
     /// Creates a configuration.
@@ -181,7 +198,9 @@ public struct ProxyConfiguration: Sendable, Hashable {
     }
 }
 
-/// How one request is sent: the decision of `route(for:)`.
+/// How one request is sent: the decision of `route(for:)`. Frozen: a request goes directly, through a proxy, or not at
+/// all; a new kind of proxy is a new ``ProxyServer``, not a new route.
+@frozen
 public enum ProxyRoute: Sendable, Hashable {
     /// Directly to the origin.
     case direct
