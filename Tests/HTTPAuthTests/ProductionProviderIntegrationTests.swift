@@ -32,6 +32,19 @@ private struct DjangoProvider {
         return try await send(request).status
     }
 
+    /// Whether the server still stores `token` (`GET /api/token-state`, scripts/oauth-provider/provider/views.py):
+    /// revocation deletes it, expiry does not — so, unlike `status(of:)`, this tells a reset's revocation from the
+    /// token's 2 s running out while a busy machine is slow. Only the token's SHA-256 is sent.
+    func isStored(_ token: String) async throws -> Bool {
+        let checksum = SHA256.hash(Array(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        var components = URLComponents(url: base.appending(path: "api/token-state"), resolvingAgainstBaseURL: false)!
+        components.queryItems = [URLQueryItem(name: "checksum", value: checksum)]
+        let response = try await send(HTTPRequest(url: components.url!))
+        try #require(response.status == .ok, "token-state answered \(response.status)")
+        struct TokenState: Decodable { let stored: Bool }
+        return try JSONDecoder().decode(TokenState.self, from: response.body).stored
+    }
+
     /// The token endpoint's answer to a refresh with `refreshToken` for the public client `clientID`.
     func refresh(_ refreshToken: String, clientID: String) async throws -> (HTTPStatus, String?) {
         let request = HTTPRequest(
@@ -217,9 +230,11 @@ struct ProductionProviderIntegrationTests {
         defer { withExtendedLifetime(delegate) {} }
         #expect(try await load(provider.meRequest(), through: chain).get().status == .ok)
         let credentials = try #require(oauth.credentials)
-        #expect(try await provider.status(of: credentials.accessToken) == .ok)
+        // (stored, not "accepted": on a busy machine the token's 2 s may be over before the probe)
+        #expect(try await provider.isStored(credentials.accessToken))
         try #require(await withDeadline(seconds: standardDeadline) { await chain.reset() } != nil)
         #expect(oauth.credentials == nil)
+        #expect(try await !provider.isStored(credentials.accessToken), "revoked, not merely expired")
         #expect(try await provider.status(of: credentials.accessToken) == .unauthorized)
         let (status, error) = try await provider.refresh(try #require(credentials.refreshToken), clientID: "pkce-app")
         #expect(status == .badRequest && error == "invalid_grant")
@@ -237,7 +252,9 @@ struct ProductionProviderIntegrationTests {
         let chain = oauth --> URLSessionLoader()
         #expect(try await load(provider.meRequest(), through: chain).get().status == .ok)
         let credentials = try #require(oauth.credentials)
+        #expect(try await provider.isStored(credentials.accessToken))
         try #require(await withDeadline(seconds: standardDeadline) { await chain.reset() } != nil)
+        #expect(try await !provider.isStored(credentials.accessToken), "revoked, not merely expired")
         #expect(try await provider.status(of: credentials.accessToken) == .unauthorized)
     }
 
@@ -263,7 +280,9 @@ struct ProductionProviderIntegrationTests {
         let me = try JSONDecoder().decode([String: String?].self, from: response.body)
         #expect(me["client_id"] == "worker" && me["scope"] == "reports.read read" && me["user"] == .some(nil))
         let token = try #require(loader.credential?.accessToken)
+        #expect(try await provider.isStored(token))
         try #require(await withDeadline(seconds: standardDeadline) { await chain.reset() } != nil)
+        #expect(try await !provider.isStored(token), "revoked, not merely expired")
         #expect(try await provider.status(of: token) == .unauthorized)
     }
 
@@ -272,6 +291,8 @@ struct ProductionProviderIntegrationTests {
         #expect(try await load(provider.meRequest(), through: chain).get().status == .ok)
         let first = try #require(loader.credential?.accessToken)
         try await provider.waitUntilRejected(first)
+        // What lets the reset tests tell a revocation from an expiry: an expired token stays stored.
+        #expect(try await provider.isStored(first))
         #expect(try await load(provider.meRequest(), through: chain).get().status == .ok)
         #expect(loader.credential?.accessToken != first)
     }
@@ -340,7 +361,9 @@ struct ProductionProviderIntegrationTests {
         let (status, error) = try await provider.refresh(try #require(first.refreshToken), clientID: "tv-app")
         #expect(status == .badRequest && error == "invalid_grant")
 
+        #expect(try await provider.isStored(second.accessToken))
         try #require(await withDeadline(seconds: standardDeadline) { await chain.reset() } != nil)
+        #expect(try await !provider.isStored(second.accessToken), "revoked, not merely expired")
         #expect(try await provider.status(of: second.accessToken) == .unauthorized)
         let (afterReset, _) = try await provider.refresh(try #require(second.refreshToken), clientID: "tv-app")
         #expect(afterReset == .badRequest)

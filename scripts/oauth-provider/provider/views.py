@@ -1,4 +1,5 @@
-"""A protected resource: the tests' way of asking the server whether it still accepts an access token."""
+"""A protected resource (the tests' way of asking the server whether it still accepts an access token) and a TEST ONLY
+probe that tells a revoked token from an expired one."""
 
 import hashlib
 
@@ -20,3 +21,12 @@ class MeView(ProtectedResourceMetadataMixin, ProtectedResourceView):
         return JsonResponse(
             {"user": owner.username if owner else None, "client_id": token.application.client_id, "scope": token.scope}
         )
+
+
+def token_state(request):
+    """TEST ONLY: GET /api/token-state?checksum=<SHA-256 of the token, hex>: whether the server still stores the access
+    token. Revocation deletes the row and expiry keeps it (until `cleartokens`, which nothing here runs), so a token that
+    is gone after a reset was revoked, however long the reset took. The tests send the checksum, never the token."""
+    checksum = request.GET.get("checksum", "")
+    stored = get_access_token_model().objects.filter(token_checksum=checksum).exists()
+    return JsonResponse({"stored": stored})
