@@ -287,38 +287,45 @@ find_nginx() {
   [ -n "$NGINX" ]
 }
 
-# Makes sure there is an nginx; if there is none, installs Debian's nginx-light (nginx where there is no
-# nginx-light) with apt-get, as root or through sudo -n. Where flock exists, one servers.sh of this
-# checkout installs at a time; apt-get itself waits up to 5 minutes for a dpkg lock someone else holds.
-install_nginx() {
-  find_nginx && return 0
-  local as_root=() package started=$SECONDS out
+# Makes sure there is a program NAME (find_NAME sets the upper-case variable NAME to it); if there is none, installs
+# Debian's package PACKAGE (FALLBACK where there is no PACKAGE) with apt-get, as root or through sudo -n. Where flock
+# exists, one servers.sh of this checkout installs a program at a time; apt-get itself waits up to 5 minutes for a
+# dpkg lock someone else holds. PLACES says where find_NAME looked and OVERRIDE names its variable, for the messages.
+#   install_program NAME PACKAGE FALLBACK PLACES OVERRIDE
+install_program() {
+  local name=$1 package=$2 fallback=$3 places=$4 override=$5
+  local variable=${name^^} as_root=() started=$SECONDS out
+  "find_$name" && return 0
   command -v apt-get >/dev/null 2>&1 ||
-    die "found no nginx (on PATH, at /usr/sbin/nginx), nor apt-get to install one with: install nginx, or set SERVERS_NGINX to its binary"
+    die "found no $name ($places), nor apt-get to install one with: install $name, or set $override to its binary"
   if [ "$(id -u)" -ne 0 ]; then
     { command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; } ||
-      die "found no nginx (on PATH, at /usr/sbin/nginx), and installing it takes root: run 'apt-get install --no-install-recommends nginx-light' as root (or set SERVERS_NGINX to an nginx binary)"
+      die "found no $name ($places), and installing it takes root: run 'apt-get install --no-install-recommends $package' as root (or set $override to a $name binary)"
     as_root=(sudo -n)
   fi
   mkdir -p "$BUILD_DIR"
   if command -v flock >/dev/null 2>&1; then
-    exec 7>"$BUILD_DIR/servers-nginx.lock"
-    flock -x -w 900 7 || die "timed out waiting for another servers.sh to finish installing nginx"
-    if find_nginx; then exec 7>&-; return 0; fi
+    exec 7>"$BUILD_DIR/servers-$name.lock"
+    flock -x -w 900 7 || die "timed out waiting for another servers.sh to finish installing $name"
+    if "find_$name"; then exec 7>&-; return 0; fi
   fi
   local apt=(${as_root[@]+"${as_root[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=300)
-  note "found no nginx; installing it from Debian's packages (apt-get update, then apt-get install)"
+  note "found no $name; installing it from Debian's packages (apt-get update, then apt-get install)"
   # (apt-get's output goes to stderr, as stdout is the export lines' in start mode; no lock fd is passed
   # on, as it would stay held by a service the package starts)
   "${apt[@]}" update </dev/null >&2 7>&- 8>&- 9>&- || die "apt-get update failed (see above)"
-  package=nginx-light
-  out=$(apt-cache policy nginx-light 2>/dev/null) || out=""
-  case $out in *"Candidate: (none)"*|"") package=nginx ;; esac
+  out=$(apt-cache policy "$package" 2>/dev/null) || out=""
+  case $out in *"Candidate: (none)"*|"") package=$fallback ;; esac
   "${apt[@]}" install -y --no-install-recommends "$package" </dev/null >&2 7>&- 8>&- 9>&- ||
     die "apt-get could not install $package (see above)"
   exec 7>&-
-  find_nginx || die "installed Debian's $package, but found no nginx on PATH or at /usr/sbin/nginx"
-  note "installed $package in $((SECONDS - started)) s: $("$NGINX" -v 2>&1)"
+  "find_$name" || die "installed Debian's $package, but found no $name ($places)"
+  note "installed $package in $((SECONDS - started)) s: $("${!variable}" -v 2>&1)"
+}
+
+# Makes sure there is an nginx: Debian's nginx-light (nginx where there is no nginx-light) if there is none.
+install_nginx() {
+  install_program nginx nginx-light nginx "on PATH, at /usr/sbin/nginx" SERVERS_NGINX
 }
 
 # --- tinyproxy ------------------------------------------------------------------------------
@@ -339,35 +346,10 @@ find_tinyproxy() {
   [ -n "$TINYPROXY" ]
 }
 
-# Makes sure there is a tinyproxy; if there is none, installs Debian's tinyproxy-bin (tinyproxy where there is no
-# tinyproxy-bin) with apt-get, as root or through sudo -n, as install_nginx does.
+# Makes sure there is a tinyproxy: Debian's tinyproxy-bin (the program alone, no service; tinyproxy where there is no
+# tinyproxy-bin) if there is none.
 install_tinyproxy() {
-  find_tinyproxy && return 0
-  local as_root=() package started=$SECONDS out
-  command -v apt-get >/dev/null 2>&1 ||
-    die "found no tinyproxy (on PATH, in /usr/bin, /usr/sbin), nor apt-get to install one with: install tinyproxy, or set SERVERS_TINYPROXY to its binary"
-  if [ "$(id -u)" -ne 0 ]; then
-    { command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; } ||
-      die "found no tinyproxy, and installing it takes root: run 'apt-get install --no-install-recommends tinyproxy-bin' as root (or set SERVERS_TINYPROXY to a tinyproxy binary)"
-    as_root=(sudo -n)
-  fi
-  mkdir -p "$BUILD_DIR"
-  if command -v flock >/dev/null 2>&1; then
-    exec 7>"$BUILD_DIR/servers-tinyproxy.lock"
-    flock -x -w 900 7 || die "timed out waiting for another servers.sh to finish installing tinyproxy"
-    if find_tinyproxy; then exec 7>&-; return 0; fi
-  fi
-  local apt=(${as_root[@]+"${as_root[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=300)
-  note "found no tinyproxy; installing it from Debian's packages (apt-get update, then apt-get install)"
-  "${apt[@]}" update </dev/null >&2 7>&- 8>&- 9>&- || die "apt-get update failed (see above)"
-  package=tinyproxy-bin
-  out=$(apt-cache policy tinyproxy-bin 2>/dev/null) || out=""
-  case $out in *"Candidate: (none)"*|"") package=tinyproxy ;; esac
-  "${apt[@]}" install -y --no-install-recommends "$package" </dev/null >&2 7>&- 8>&- 9>&- ||
-    die "apt-get could not install $package (see above)"
-  exec 7>&-
-  find_tinyproxy || die "installed Debian's $package, but found no tinyproxy on PATH, in /usr/bin or /usr/sbin"
-  note "installed $package in $((SECONDS - started)) s: $("$TINYPROXY" -v 2>&1)"
+  install_program tinyproxy tinyproxy-bin tinyproxy "on PATH, in /usr/bin, /usr/sbin" SERVERS_TINYPROXY
 }
 
 # Makes this run's folder for the proxies' configs (written at launch) and the proxy password.
