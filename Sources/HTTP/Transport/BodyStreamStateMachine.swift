@@ -130,6 +130,10 @@ package struct BodyStreamStateMachine {
 
     private var hasUnreadBytes: Bool { head < chunks.count || spilledBytes > 0 }
 
+    /// Whether a ``Event/read`` would take something now (a chunk, the spill file's bytes, or the end) rather than
+    /// wait: a consumer that finds it so need not park.
+    package var isReadReady: Bool { hasUnreadBytes || end != nil }
+
     package mutating func handle(_ event: Event) -> Action {
         switch event {
         case .connect(let pausable):

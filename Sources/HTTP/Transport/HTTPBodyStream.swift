@@ -202,53 +202,37 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
         state.withLock { $0.end(by: $0.machine.handle(.cancel(cancelled))) }?.perform()
     }
 
+    /// What a read took from the stream, to act on after the lock.
+    private enum Taken {
+        case chunk(Data, resumes: Bool)
+        case end(HTTPError?)
+        case failed(HTTPError)
+        case wait
+    }
+
     /// The next chunk, waiting for it; `nil` once the body is complete.
     func next() async throws(HTTPError) -> Data? {
         while true {
-            enum Taken {
-                case chunk(Data, resumes: Bool)
-                case end(HTTPError?)
-                case failed(HTTPError)
-                case wait
-            }
-            var taken = Taken.wait
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { continuation in
-                    taken = state.withLock { driven -> Taken in
-                        switch driven.machine.handle(.read) {
-                        case .chunk(let chunk, let resumes):
-                            return .chunk(chunk, resumes: resumes)
-                        case .readSpill(let count):
-                            do {
-                                let chunk = try driven.spill?.read(upTo: count) ?? Data()
-                                if case .removeSpill = driven.machine.handle(.spillRead(chunk.count)) {
-                                    driven.spill?.remove()
-                                    driven.spill = nil
-                                }
-                                return .chunk(chunk, resumes: false)
-                            } catch {
-                                return .failed(
-                                    HTTPError(
-                                        .unknown, request: request,
-                                        message: "could not read back the streamed body kept in a temporary file",
-                                        underlyingError: error))
-                            }
-                        case .end(let error):
-                            return .end(error)
-                        case .wait:
-                            driven.consumers.append(continuation)
-                            return .wait
-                        default:
-                            return .failed(HTTPError(.unknown, request: request, message: "the stream lost its state"))
-                        }
+            // A chunk or the end that is there already is taken without suspending the task (no continuation, no
+            // cancellation handler: most reads of a small body). A cancelled task takes the other way, whose
+            // cancellation handler cancels the stream first.
+            var taken: Taken? =
+                Task.isCancelled
+                ? nil : state.withLock { driven in driven.machine.isReadReady ? read(&driven, parking: nil) : nil }
+            if taken == nil {
+                var parked = Taken.wait
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { continuation in
+                        parked = state.withLock { read(&$0, parking: continuation) }
+                        if case .wait = parked { return }
+                        continuation.resume()
                     }
-                    if case .wait = taken { return }
-                    continuation.resume()
+                } onCancel: {
+                    self.cancel()
                 }
-            } onCancel: {
-                self.cancel()
+                taken = parked
             }
-            switch taken {
+            switch taken ?? .wait {
             case .chunk(let chunk, let resumes):
                 if resumes {
                     // The thread this task runs on now: it may not be the one it read on.
@@ -267,6 +251,38 @@ public final class HTTPBodyStream: AsyncSequence, Sendable {
             case .wait:
                 continue  // woken: look again
             }
+        }
+    }
+
+    /// Reads under the lock: a chunk (from memory or the spill file), the end, or — when nothing is there yet —
+    /// `continuation` parked until a delivery or the end wakes it. Without a continuation it is called only when
+    /// the machine is ready to be read (``BodyStreamStateMachine/isReadReady``), so it never parks.
+    private func read(_ driven: inout Driven, parking continuation: CheckedContinuation<Void, Never>?) -> Taken {
+        switch driven.machine.handle(.read) {
+        case .chunk(let chunk, let resumes):
+            return .chunk(chunk, resumes: resumes)
+        case .readSpill(let count):
+            do {
+                let chunk = try driven.spill?.read(upTo: count) ?? Data()
+                if case .removeSpill = driven.machine.handle(.spillRead(chunk.count)) {
+                    driven.spill?.remove()
+                    driven.spill = nil
+                }
+                return .chunk(chunk, resumes: false)
+            } catch {
+                return .failed(
+                    HTTPError(
+                        .unknown, request: request,
+                        message: "could not read back the streamed body kept in a temporary file",
+                        underlyingError: error))
+            }
+        case .end(let error):
+            return .end(error)
+        case .wait:
+            if let continuation { driven.consumers.append(continuation) }
+            return .wait
+        default:
+            return .failed(HTTPError(.unknown, request: request, message: "the stream lost its state"))
         }
     }
 

@@ -155,25 +155,31 @@ struct ResponseBodyChunks: AsyncSequence, Sendable {
 }
 
 extension HTTPTypes.HTTPResponse {
-    /// The OpenAPI response for a streamed response of the chain: the head at once, the body as it arrives (none
-    /// for a `HEAD` or `CONNECT` request, whose stream is stopped).
+    /// The OpenAPI response for the chain's response to a request whose delivery is
+    /// `ResponseDelivery.stream`: the head at once, the body as it arrives — from the response's stream, or from
+    /// memory when the terminal could not stream it, as `HTTPLoader.stream(_:)` hands it over (none for a `HEAD` or
+    /// `CONNECT` request, whose stream is stopped).
     static func converting(
-        _ streamed: StreamedResponse, method: HTTPTypes.HTTPRequest.Method
+        streamed response: HTTP.HTTPResponse, method: HTTPTypes.HTTPRequest.Method
     ) throws(HTTPError) -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        let stream = response.bodyStream ?? HTTPBodyStream(request: response.request, completeBody: response.body)
         let head: HTTPTypes.HTTPResponse
         do {
-            head = try HTTPTypes.HTTPResponse(streamed.head)
+            head = try HTTPTypes.HTTPResponse(response)
         } catch {
-            streamed.body.cancel()
-            throw error
+            stream.cancel()
+            // The error's response is the head alone, as `HTTPLoader.stream(_:)` hands it over.
+            var failure = error
+            failure.response?.bodyStream = nil
+            failure.response?.body = Data()
+            throw failure
         }
         guard hasBody(method) else {
-            streamed.body.cancel()
+            stream.cancel()
             return (head, nil)
         }
         let body = OpenAPIRuntime.HTTPBody(
-            ResponseBodyChunks(stream: streamed.body), length: bodyLength(of: streamed.head),
-            iterationBehavior: .single)
+            ResponseBodyChunks(stream: stream), length: bodyLength(of: response), iterationBehavior: .single)
         return (head, body)
     }
 
@@ -196,12 +202,16 @@ extension HTTPTypes.HTTPResponse {
                     + "0...999",
                 response: response)
         }
-        var fields = HTTPFields()
-        fields.reserveCapacity(response.headers.count)
-        for field in response.headers {
+        let headers = response.headers
+        var converted: [HTTPField] = []
+        converted.reserveCapacity(headers.count)
+        for field in headers {
             guard let name = HTTPField.Name(field.name) else { continue }
-            fields.append(HTTPField(name: name, value: field.value))
+            converted.append(HTTPField(name: name, value: field.value))
         }
+        // One call that adds them all: `HTTPFields` appends one field through the generic `replaceSubrange`.
+        var fields = HTTPFields()
+        fields.replaceSubrange(fields.endIndex..<fields.endIndex, with: converted)
         self.init(status: .init(code: code), headerFields: fields)
     }
 

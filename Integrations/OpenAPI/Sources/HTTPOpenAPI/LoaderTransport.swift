@@ -147,11 +147,14 @@ public struct LoaderTransport: ClientTransport {
     ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
         let overrides = configuration.requestOverrides?(.init(operationID: operationID))
         let mode = overrides?.httpBodyProcessingMode ?? configuration.httpBodyProcessingMode
-        let loaderRequest = HTTP.HTTPRequest(
+        var loaderRequest = HTTP.HTTPRequest(
             request, body: requestBody, server: servers.server(for: baseURL), operationID: operationID)
         if mode.isStreamed {
-            let streamed = try await configuration.loader.stream(loaderRequest).get()
-            return try HTTPTypes.HTTPResponse.converting(streamed, method: request.method)
+            // What `HTTPLoader.stream(_:)` does, with the delivery set while the request is this transport's alone:
+            // setting it on the caller's copy, as `stream(_:)` must, copies the request's storage.
+            loaderRequest.responseDelivery = .stream
+            let response = try await configuration.loader.load(loaderRequest).get()
+            return try HTTPTypes.HTTPResponse.converting(streamed: response, method: request.method)
         } else {
             let response = try await configuration.loader.load(loaderRequest).get()
             return try HTTPTypes.HTTPResponse.converting(response, method: request.method)
