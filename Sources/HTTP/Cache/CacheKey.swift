@@ -45,9 +45,16 @@ enum CacheKey {
         _ a: String, _ b: String, _ c: String, _ d: String, _ e: String, _ f: String, _ g: String, _ h: String,
         _ i: String
     ) -> String {
-        let count =
-            a.utf8.count + b.utf8.count + c.utf8.count + d.utf8.count + e.utf8.count + f.utf8.count + g.utf8.count
-            + h.utf8.count + i.utf8.count
+        // One `+=` per part: one sum of nine terms is slow to type-check.
+        var count: Int = a.utf8.count
+        count += b.utf8.count
+        count += c.utf8.count
+        count += d.utf8.count
+        count += e.utf8.count
+        count += f.utf8.count
+        count += g.utf8.count
+        count += h.utf8.count
+        count += i.utf8.count
         return String(unsafeUninitializedCapacity: count) { buffer in
             var offset = 0
             offset = copy(a, into: buffer, at: offset)
