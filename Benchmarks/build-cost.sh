@@ -16,8 +16,10 @@
 #   --ours DIR     measure the product package in DIR instead of the one this script belongs to (for example a
 #                  worktree at an older commit, to measure a change before and after).
 #
-# The machine is shared and its speed varies, so only ratios measured in the same round are compared; the
-# report gives their median and their spread (min–max), and the load average at the start and the end.
+# Both packages are copied first (Package.swift, Sources and Tests of ours; all of Alamofire), so that editing
+# either while it runs changes nothing. The machine is shared and its speed varies, so only ratios measured in the
+# same round are compared; the report gives their median and their spread (min–max), and the load average at the
+# start and the end.
 #
 # What is measured:
 # - Build time: wall time of `swift build -c CONFIG --target T` from an empty scratch folder, ours as two
@@ -60,6 +62,14 @@ CONFIGS=(debug release)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/build-cost.XXXXXX")
 trap 'rm -rf -- "$WORK"' EXIT
 
+# Both packages are built from copies taken now, so that editing either while the rounds run changes nothing.
+mkdir -p "$WORK/src/ours" "$WORK/src/alamofire"
+cp -a "$OURS/Package.swift" "$OURS/Sources" "$OURS/Tests" "$WORK/src/ours/"
+cp -a "$AF/." "$WORK/src/alamofire/"
+rm -rf -- "$WORK/src/alamofire/.build"
+OURS_SRC=$WORK/src/ours
+AF_SRC=$WORK/src/alamofire
+
 # Non-blank lines that are not only a comment (`//…`, or inside `/* … */`).
 count_lines() {
     find "$@" -name '*.swift' -print0 | xargs -0 cat | awk '
@@ -72,8 +82,8 @@ count_lines() {
         END { print n + 0 }'
 }
 
-OURS_LINES=$(count_lines "$OURS/Sources/HTTP" "$OURS/Sources/HTTPAuth" "$OURS/Sources/HTTPConnection")
-AF_LINES=$(count_lines "$AF/Source")
+OURS_LINES=$(count_lines "$OURS_SRC/Sources/HTTP" "$OURS_SRC/Sources/HTTPAuth" "$OURS_SRC/Sources/HTTPConnection")
+AF_LINES=$(count_lines "$AF_SRC/Source")
 
 now() { date +%s.%N; }
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -84,10 +94,11 @@ build() {
     rm -rf -- "$scratch"
     start=$(now)
     if [[ $side == ours ]]; then
-        swift build --package-path "$OURS" --scratch-path "$scratch" -c "$config" --target HTTPAuth >"$log" 2>&1 &&
-            swift build --package-path "$OURS" --scratch-path "$scratch" -c "$config" --target HTTPConnection >>"$log" 2>&1
+        swift build --package-path "$OURS_SRC" --scratch-path "$scratch" -c "$config" --target HTTPAuth >"$log" 2>&1 &&
+            swift build --package-path "$OURS_SRC" --scratch-path "$scratch" -c "$config" --target HTTPConnection \
+                >>"$log" 2>&1
     else
-        swift build --package-path "$AF" --scratch-path "$scratch" -c "$config" --target Alamofire >"$log" 2>&1
+        swift build --package-path "$AF_SRC" --scratch-path "$scratch" -c "$config" --target Alamofire >"$log" 2>&1
     fi || { echo "build-cost.sh: the $side $config build failed:" >&2; tail -30 "$log" >&2; exit 1; }
     end=$(now)
     awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f\n", b - a }'
