@@ -179,6 +179,13 @@ public final class Cache: HTTPLoader, @unchecked Sendable {
         defer { inFlight.end() }
         // Checked after `begin`: a reset that began before is seen here; one that begins after waits for this load.
         if isResetting, !request.isPartOfReset { return .failure(resetRefusal(of: request)) }
+        return await exchange(request, for: &transaction)
+    }
+
+    /// Sends `request`, and each request `transaction` asks for after it, applying the store updates it asks for,
+    /// until it delivers a result.
+    @inline(never)  // one copy of the loop's async pieces for loads and background revalidations alike
+    private func exchange(_ request: HTTPRequest, for transaction: inout CacheTransaction) async -> HTTPResult {
         var next = request
         while true {
             switch transaction.received(await loadNext(next), now: now()) {
@@ -224,19 +231,7 @@ public final class Cache: HTTPLoader, @unchecked Sendable {
         background.throttlePriority = .low
         let task = Task { [background] in
             var transaction = transaction
-            var next = background
-            while true {
-                let action = transaction.received(await self.loadNext(next), now: self.now())
-                switch action {
-                case .deliver(_, let update):
-                    await self.apply(update)
-                case .forward(let request, let update):
-                    await self.apply(update)
-                    next = request
-                    continue
-                }
-                break
-            }
+            _ = await self.exchange(background, for: &transaction)
             self.finishRevalidation(reservation.id)
         }
         let cancel = state.withLock { state -> Bool in
