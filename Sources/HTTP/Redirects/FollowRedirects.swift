@@ -113,64 +113,91 @@ public final class FollowRedirects: HTTPLoader, @unchecked Sendable {
         var redirects: [HTTPMetrics.Redirect] = []
         var requested: Set<RedirectRules.HopKey> = [RedirectRules.HopKey(request)]
         while true {
-            var next: HTTPRequest
-            switch RedirectRules.next(after: response, of: current, secrets: redaction) {
-            case .notFollowed:
-                return .success(Self.finished(response, redirects))
-            case .unusable(let problem):
-                let location = Describe.printable((response.headers["Location"] ?? "").prefix(300))
-                return failure(
-                    .unusableRedirect, current, response, redirects,
-                    "the server answered \(response.status) with the Location '\(location)', which \(problem)")
-            case .next(let proposed):
-                next = proposed
+            switch nextHop(after: response, to: current, of: request, policy, &redirects, &requested) {
+            case .finished(let result):
+                return result
+            case .send(let next):
+                current = next
+                let result = await loadNext(current)
+                guard case .success(let answer) = result, RedirectRules.isFollowed(answer.status) else {
+                    return Self.finished(result, redirects)
+                }
+                response = answer
             }
-            guard redirects.count < maximumNumberOfRedirects else {
-                return failure(
+        }
+    }
+
+    /// What comes after a hop: the next one to send, or the load's result.
+    private enum NextHop {
+        case send(HTTPRequest)
+        case finished(HTTPResult)
+    }
+
+    /// Decides what follows `response`, the answer to `current` (a hop of the load of `request`), and records the
+    /// next hop in `redirects` and `requested`. Synchronous and out of line: an async loop's body is compiled once
+    /// for each place the loop can resume, so what it decides is kept out of it.
+    @inline(never)
+    private func nextHop(
+        after response: HTTPResponse, to current: HTTPRequest, of request: HTTPRequest, _ policy: RedirectPolicy,
+        _ redirects: inout [HTTPMetrics.Redirect], _ requested: inout Set<RedirectRules.HopKey>
+    ) -> NextHop {
+        var next: HTTPRequest
+        switch RedirectRules.next(after: response, of: current, secrets: redaction) {
+        case .notFollowed:
+            return .finished(.success(Self.finished(response, redirects)))
+        case .unusable(let problem):
+            let location = Describe.printable((response.headers["Location"] ?? "").prefix(300))
+            return .finished(
+                failure(
+                    .unusableRedirect, current, response, redirects,
+                    "the server answered \(response.status) with the Location '\(location)', which \(problem)"))
+        case .next(let proposed):
+            next = proposed
+        }
+        guard redirects.count < maximumNumberOfRedirects else {
+            return .finished(
+                failure(
                     .tooManyRedirects, current, response, redirects,
                     "the server answered \(response.status) after \(redirects.count) redirects, the most "
                         + "FollowRedirects follows for one load (maximumNumberOfRedirects: \(maximumNumberOfRedirects))"
-                )
+                ))
+        }
+        if let decide = policy.decider {
+            let hop = RedirectPolicy.Hop(response: response, nextRequest: next, redirects: redirects)
+            switch decide(hop) {
+            case .stop:
+                return .finished(.success(Self.finished(response, redirects)))
+            case .follow(let chosen):
+                next = RedirectRules.withoutCarriedCredentials(
+                    chosen, from: current, answeredBy: RedirectRules.base(of: response), secrets: redaction)
             }
-            if let decide = policy.decider {
-                let hop = RedirectPolicy.Hop(response: response, nextRequest: next, redirects: redirects)
-                switch decide(hop) {
-                case .stop:
-                    return .success(Self.finished(response, redirects))
-                case .follow(let chosen):
-                    next = RedirectRules.withoutCarriedCredentials(
-                        chosen, from: current, answeredBy: RedirectRules.base(of: response), secrets: redaction)
-                }
-            }
-            guard requested.insert(RedirectRules.HopKey(next)).inserted else {
-                return failure(
+        }
+        guard requested.insert(RedirectRules.HopKey(next)).inserted else {
+            return .finished(
+                failure(
                     .redirectLoop, current, response, redirects,
                     "the server answered \(response.status) to \(next.method) \(next.displayURL), which this load "
-                        + "requested already")
-            }
-            guard next.body.isReplayable else {
-                return failure(
+                        + "requested already"))
+        }
+        guard next.body.isReplayable else {
+            return .finished(
+                failure(
                     .bodyNotReplayable, current, response, redirects,
                     "the server answered \(response.status), which resends the body to \(next.displayURL), and the "
-                        + "request's body (\(type(of: next.body))) can be sent only once")
-            }
-            if isResetting, !request.isPartOfReset {
-                return failure(
+                        + "request's body (\(type(of: next.body))) can be sent only once"))
+        }
+        if isResetting, !request.isPartOfReset {
+            return .finished(
+                failure(
                     .resetInProgress, current, response, redirects,
                     "FollowRedirects did not follow the \(response.status) to \(next.displayURL): the chain is resetting"
-                )
-            }
-            redirects.append(HTTPMetrics.Redirect(url: response.url, status: response.status, location: next.url))
-            next.redirects = redirects
-            response.discardBody()
-            next.emit(.redirectFollowed, result: .success(response))
-            current = next
-            let result = await loadNext(current)
-            guard case .success(let answer) = result, RedirectRules.isFollowed(answer.status) else {
-                return Self.finished(result, redirects)
-            }
-            response = answer
+                ))
         }
+        redirects.append(HTTPMetrics.Redirect(url: response.url, status: response.status, location: next.url))
+        next.redirects = redirects
+        response.discardBody()
+        next.emit(.redirectFollowed, result: .success(response))
+        return .send(next)
     }
 
     /// `response` with the redirects followed to reach it: its request's (which a loader below may have made anew),
