@@ -222,6 +222,9 @@ public final class DeviceAuthorizationGrant: CredentialScheme, Sendable {
         var failure: (any Error)?
         var path: [Machine.State] = []
 
+        /// Out of line: `runDeviceFlow`'s loop calls it in each of its async pieces (Architecture.md, "Keep async
+        /// loops thin").
+        @inline(never)
         mutating func handle(_ event: Machine.Event) -> Machine.Action {
             let action = machine.handle(event)
             if path.last != machine.state { path.append(machine.state) }
