@@ -88,11 +88,12 @@ open class HTTPLoader: @unchecked Sendable {
     }
 
     /// Hands `request` to ``nextLoader``, as the default ``load(_:)`` does — unless the task is cancelled: the
-    /// first loader that sees a cancelled load stops it, rather than carry it to the terminal. The package's
-    /// loaders call this rather than `super.load(_:)`: inlined, it saves an async call per loader on every
-    /// request.
+    /// first loader that sees a cancelled load stops it, rather than carry it to the terminal.
+    ///
+    /// A loader's ``load(_:)`` may call it instead of `super.load(_:)`: it does the same, keeping the reset
+    /// protocol, and, inlined, saves an async call per loader on every request.
     @inlinable
-    package final func loadNext(_ request: HTTPRequest) async -> HTTPResult {
+    public final func loadNext(_ request: HTTPRequest) async -> HTTPResult {
         guard let nextLoader else { return .failure(endOfChain(request)) }
         return await send(request, to: nextLoader)
     }

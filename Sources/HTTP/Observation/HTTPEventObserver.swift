@@ -44,12 +44,18 @@ extension HTTPEventObserver {
 
 extension [any HTTPEventObserver] {
     /// Hands the event `make` builds to the observers interested in `kind`, in order; builds it only if one is.
+    ///
+    /// By index rather than through an iterator or a closure, which would copy each observer out of the array.
     func deliver(_ kind: HTTPEvent.Kind, _ make: () -> HTTPEvent) {
-        guard let first = firstIndex(where: { $0.isInterested(in: kind) }) else { return }
+        var index = startIndex
+        while index < endIndex, !self[index].isInterested(in: kind) { index += 1 }
+        guard index < endIndex else { return }
         let event = make()
-        self[first].handle(event)
-        for observer in self[index(after: first)...] where observer.isInterested(in: kind) {
-            observer.handle(event)
+        self[index].handle(event)
+        index += 1
+        while index < endIndex {
+            if self[index].isInterested(in: kind) { self[index].handle(event) }
+            index += 1
         }
     }
 }

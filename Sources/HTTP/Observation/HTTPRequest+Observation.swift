@@ -5,31 +5,26 @@ struct LoadObservation: Sendable {
     var observers: [any HTTPEventObserver]
 }
 
-/// The request option that carries a ``LoadObservation``; `nil` until a loader stamps one.
-enum LoadObservationOption: HTTPRequestOption {
-    static let defaultOptionValue: LoadObservation? = nil
-}
-
 extension HTTPRequest {
     /// The identity of the load this request belongs to, stamped by the first of ``Observe``, ``PrintLoader`` or
     /// ``PropagateTraceContext`` it passed through; `nil` when none of them is above. Every attempt and replay of a
     /// load carries the same identity.
     public var loadID: LoadID? {
-        self[option: LoadObservationOption.self]?.id
+        observation?.id
     }
 
-    /// Whether an ``HTTPEventObserver`` is installed above: emitting an event that nobody receives costs an option
-    /// lookup (and, with observers, asking them whether they want it), and a loader can skip building what only an
+    /// Whether an ``HTTPEventObserver`` is installed above: emitting an event that nobody receives costs a look at
+    /// the request (and, with observers, asking them whether they want it), and a loader can skip building what only an
     /// event would need.
     public var isObserved: Bool {
-        self[option: LoadObservationOption.self].map { !$0.observers.isEmpty } ?? false
+        observation.map { !$0.observers.isEmpty } ?? false
     }
 
     /// Sends an event about this request to the observers installed above with ``Observe``, if any.
     ///
     /// A loader calls it as things happen to a load: ``Retry`` for ``HTTPEvent/Kind/retryScheduled``, a terminal
     /// for the attempt's events (see ``HTTPEvent``). The event is built only when an observer of the load is
-    /// interested in its kind (``HTTPEventObserver/isInterested(in:)``): otherwise this is one option lookup and
+    /// interested in its kind (``HTTPEventObserver/isInterested(in:)``): otherwise this is one look at the request and
     /// a question to each observer, and `result` is not evaluated.
     ///
     /// - Parameters:
@@ -41,7 +36,7 @@ extension HTTPRequest {
         _ kind: HTTPEvent.Kind, result: @autoclosure () -> HTTPResult? = nil, delay: Duration? = nil,
         duration: Duration? = nil
     ) {
-        guard let observation = self[option: LoadObservationOption.self] else { return }
+        guard let observation else { return }
         observation.observers.deliver(kind) {
             HTTPEvent(
                 kind: kind, loadID: observation.id, request: self, result: result(), delay: delay, duration: duration)
@@ -51,7 +46,7 @@ extension HTTPRequest {
     /// The load's identity, stamped first when the request has none; with `observer`, which then receives the events
     /// emitted below.
     ///
-    /// Stamping writes a request option: it copies the request's storage unless this request is its only owner.
+    /// Stamping writes the request: it copies the request's storage unless this request is its only owner.
     package mutating func observe(with observer: (any HTTPEventObserver)? = nil) -> LoadID {
         observe(with: observer.map { [$0] } ?? [])
     }
@@ -59,17 +54,17 @@ extension HTTPRequest {
     /// The load's identity, stamped first when the request has none; with `observers`, which then receive the events
     /// emitted below, after those installed above.
     package mutating func observe(with observers: [any HTTPEventObserver]) -> LoadID {
-        let existing = self[option: LoadObservationOption.self]
+        let existing = observation
         if let existing, observers.isEmpty { return existing.id }
-        var observation: LoadObservation
+        var stamped: LoadObservation
         if let existing {
-            observation = existing
-            observation.observers += observers
+            stamped = existing
+            stamped.observers += observers
         } else {
             // The list is the caller's own, shared rather than copied.
-            observation = LoadObservation(id: .next(), observers: observers)
+            stamped = LoadObservation(id: .next(), observers: observers)
         }
-        self[option: LoadObservationOption.self] = observation
-        return observation.id
+        observation = stamped
+        return stamped.id
     }
 }

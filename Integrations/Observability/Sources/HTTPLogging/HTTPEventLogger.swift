@@ -38,7 +38,12 @@ public import Logging
 /// once for all of them.
 public struct HTTPEventLogger: HTTPEventObserver {
     /// The logger events go to.
-    public var logger: Logger
+    public var logger: Logger {
+        didSet { handler = logger.handler }
+    }
+    /// The handler of ``logger``, whose level is read for every event: held here, it is read without going through
+    /// the logger's shared storage (an exclusive access to a class's property) each time.
+    private var handler: any LogHandler
     /// Which values are hidden in URLs and messages.
     public var redaction: Redaction
     /// The level of each kind of event.
@@ -104,7 +109,9 @@ public struct HTTPEventLogger: HTTPEventObserver {
 
         /// The level of `event`.
         func level(of event: HTTPEvent) -> Logger.Level {
+            // Each case compares kinds' names: the kinds of every load come first.
             switch event.kind {
+            case .attemptStarted, .attemptFinished: attempt
             case .loadStarted: loadStarted
             case .loadFinished: level(ofFinished: event.result)
             case .retryScheduled: retryScheduled
@@ -117,7 +124,9 @@ public struct HTTPEventLogger: HTTPEventObserver {
 
         /// The highest level an event of `kind` can have: for a load's finish, the highest of its outcomes'.
         func highestLevel(of kind: HTTPEvent.Kind) -> Logger.Level {
+            // Each case compares kinds' names: the kinds of every load come first.
             switch kind {
+            case .attemptStarted, .attemptFinished: attempt
             case .loadStarted: loadStarted
             // Pairwise: the variadic `max` would build an array on every call.
             case .loadFinished: max(max(loadSucceeded, clientError), max(max(serverError, loadFailed), loadAbandoned))
@@ -154,6 +163,7 @@ public struct HTTPEventLogger: HTTPEventObserver {
     ///   - levels: The level of each kind of event; ``Levels/standard`` by default.
     public init(logger: Logger, redaction: Redaction = .standard, levels: Levels = .standard) {
         self.logger = logger
+        self.handler = logger.handler
         self.redaction = redaction
         self.levels = levels
     }
@@ -161,13 +171,13 @@ public struct HTTPEventLogger: HTTPEventObserver {
     /// Whether an event of `kind` could be at or above the logger's level: `false` for the kinds whose level the
     /// logger filters out, which are then never made.
     public func isInterested(in kind: HTTPEvent.Kind) -> Bool {
-        logger.logLevel <= levels.highestLevel(of: kind)
+        handler.logLevel <= levels.highestLevel(of: kind)
     }
 
     public func handle(_ event: HTTPEvent) {
         let level = levels.level(of: event)
         // Below the logger's level, nothing is built: this comparison is the whole cost.
-        guard logger.logLevel <= level else { return }
+        guard handler.logLevel <= level else { return }
         logger.log(level: level, message(for: event), metadata: metadata(for: event))
     }
 

@@ -47,9 +47,9 @@ public final class TraceAttempts: HTTPLoader, @unchecked Sendable {
         let tracing = Tracing(tracer)
         guard let tracer = tracing.tracer else {
             guard tracing.instrument != nil, let context = ServiceContext.current else {
-                return await super.load(request)
+                return await loadNext(request)
             }
-            return await super.load(tracing.injecting(context, into: request))
+            return await loadNext(tracing.injecting(context, into: request))
         }
         let parent = ServiceContext.current ?? .topLevel
         let resends = parent[AttemptCounterKey.self]?.next() ?? (request.attemptNumber - 1)
@@ -59,13 +59,9 @@ public final class TraceAttempts: HTTPLoader, @unchecked Sendable {
             if resends > 0 { span.attributes[Conventions.resendCount] = resends }
         }
         let traced = tracing.injecting(span.context, into: request)
-        let result = await ServiceContext.withValue(span.context) { await forward(traced) }
+        let result = await ServiceContext.withValue(span.context) { await loadNext(traced) }
         if span.isRecording { ClientSpan.setResultAttributes(of: result, on: span, redaction: redaction) }
         span.end()
         return result
-    }
-
-    private func forward(_ request: HTTPRequest) async -> HTTPResult {
-        await super.load(request)
     }
 }

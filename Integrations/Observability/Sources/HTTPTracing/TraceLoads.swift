@@ -62,9 +62,9 @@ public final class TraceLoads: HTTPLoader, @unchecked Sendable {
         guard let tracer = tracing.tracer else {
             // No tracer: nothing to record. An instrument that only propagates still gets the caller's context.
             guard tracing.instrument != nil, let context = ServiceContext.current else {
-                return await super.load(request)
+                return await loadNext(request)
             }
-            return await super.load(tracing.injecting(context, into: request))
+            return await loadNext(tracing.injecting(context, into: request))
         }
         let attempts = AttemptCounter()
         var parent = ServiceContext.current ?? .topLevel
@@ -72,7 +72,7 @@ public final class TraceLoads: HTTPLoader, @unchecked Sendable {
         let span = tracer.startSpan(ClientSpan.name(of: request), context: parent, ofKind: .client)
         if span.isRecording { ClientSpan.setRequestAttributes(of: request, on: span, redaction: redaction) }
         let traced = tracing.injecting(span.context, into: request)
-        let result = await ServiceContext.withValue(span.context) { await forward(traced) }
+        let result = await ServiceContext.withValue(span.context) { await loadNext(traced) }
         if span.isRecording {
             // The request sent last, when it went elsewhere: a relative request completed below, a redirect.
             let sent = result.sentRequest
@@ -85,9 +85,5 @@ public final class TraceLoads: HTTPLoader, @unchecked Sendable {
         }
         span.end()
         return result
-    }
-
-    private func forward(_ request: HTTPRequest) async -> HTTPResult {
-        await super.load(request)
     }
 }
