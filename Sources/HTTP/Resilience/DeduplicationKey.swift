@@ -19,6 +19,9 @@ struct DeduplicationKey: Hashable, Sendable {
     private let query: String?
     private let headers: HTTPHeaders
     private let options: [(key: ObjectIdentifier, box: any AnyObject & Sendable)]
+    /// The load's identity, where a loader above stamped one: as an option would be, part of what makes requests
+    /// different (each load's is its own).
+    private let loadID: LoadID?
     /// Computed once: a key is hashed when it is looked up, stored and removed.
     private let hash: Int
 
@@ -38,8 +41,10 @@ struct DeduplicationKey: Hashable, Sendable {
                 fields.headers.filter { field in !ignoredFields.contains { HTTPHeaders.namesMatch($0, field.name) } })
         }
         options = fields.options
+        loadID = fields.observation?.id
         var hasher = Hasher()
         Self.hashParts(method, scheme, host, port, path, query, headers, options, into: &hasher)
+        hasher.combine(loadID)
         hash = hasher.finalize()
     }
 
@@ -47,7 +52,7 @@ struct DeduplicationKey: Hashable, Sendable {
         guard lhs.hash == rhs.hash, lhs.method == rhs.method, lhs.scheme == rhs.scheme, lhs.host == rhs.host,
             lhs.port == rhs.port,
             lhs.path == rhs.path, lhs.query == rhs.query, lhs.headers.count == rhs.headers.count,
-            lhs.options.count == rhs.options.count
+            lhs.options.count == rhs.options.count, lhs.loadID == rhs.loadID
         else { return false }
         for (left, right) in zip(lhs.headers, rhs.headers) {
             guard left.value == right.value, HTTPHeaders.namesMatch(left.name, right.name) else { return false }
