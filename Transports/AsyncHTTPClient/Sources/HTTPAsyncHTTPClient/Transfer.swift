@@ -5,22 +5,14 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
-import NIOPosix
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// One request on its way through AsyncHTTPClient: its response delegate. It collects the body (or streams it, or
-/// writes it to a file), measures the transfer, reports progress, and completes its load exactly once — with the
-/// result, at the head for a stream, or as cancelled.
+/// One request on its way through AsyncHTTPClient: its response delegate, the thin driver of a
+/// ``TransferStateMachine``. It collects the body (or streams it, or writes it to a file), measures the transfer,
+/// reports progress, and completes its load exactly once — with the result, at the head for a stream, or as
+/// cancelled. What happens when is the machine's decision; the driver performs its actions outside the lock.
 ///
 /// AsyncHTTPClient calls the delegate on the request's event loop, one call at a time; ``cancel()`` comes from any
-/// thread. Every field that both touch is behind the lock.
+/// thread.
 final class Transfer: HTTPClientResponseDelegate, Sendable {
     typealias Response = Void
 
@@ -31,35 +23,21 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
         case file(URL, offset: Int64)
     }
 
-    /// A reference that does not keep the stream alive: dropping it is how the consumer stops the transfer.
-    private struct WeakStream {
-        weak var value: HTTPBodyStream?
-    }
-
     /// The load waiting for the transfer.
     typealias Continuation = CheckedContinuation<HTTPResult, Never>
 
-    private struct State {
-        var continuation: Continuation?
-        /// Set once the load's outcome is decided; later events only finish a stream or release resources.
-        var isCompleted = false
-        /// Set once the transfer has ended (finished, failed or cancelled).
-        var isEnded = false
-        var task: HTTPClient.Task<Void>?
-        var head: HTTPResponseHead?
-        var body: ByteBuffer?
-        var stream = WeakStream()
-        var file: FileSink?
-        var metrics: HTTPMetrics?
-        /// The stream's consumer is behind: the next body part waits for this promise.
-        var isPaused = false
-        var resume: EventLoopPromise<Void>?
-        /// Produces a streamed request body; cancelled when the transfer ends.
-        var bodyWriter: Task<Void, Never>?
-        var onEnd: (@Sendable () -> Void)?
-        /// The TLS bridge's rejections counted before this transfer started, to tell its own.
-        var bridgeFailuresBefore = 0
+    /// The machine's handles: the real continuation, task, stream, file, promise and writer.
+    enum Handles: TransferHandles {
+        typealias Continuation = Transfer.Continuation
+        typealias Task = HTTPClient.Task<Void>
+        typealias Stream = HTTPBodyStream
+        typealias File = FileSink
+        typealias Promise = EventLoopPromise<Void>
+        typealias Writer = _Concurrency.Task<Void, Never>
+        typealias OnEnd = @Sendable () -> Void
     }
+
+    typealias Machine = TransferStateMachine<Handles>
 
     let request: HTTPRequest
     let delivery: Delivery
@@ -69,20 +47,32 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
     private let totalBytesToSend: Int64?
     /// The bridge a pinned request goes through, whose rejection explains a lost connection.
     let bridge: TLSBridge?
-    private let state = NIOLockedValueBox(State())
+    private let machine: NIOLockedValueBox<Machine>
 
     init(request: HTTPRequest, totalBytesToSend: Int64?, bridge: TLSBridge?) {
         self.request = request
         self.totalBytesToSend = totalBytesToSend
         self.bridge = bridge
+        let mode: Machine.Mode
         switch request.responseDelivery {
-        case .buffered: delivery = .buffered
-        case .stream: delivery = .stream
-        case .file(let url, let offset): delivery = .file(url, offset: offset)
+        case .buffered:
+            delivery = .buffered
+            mode = .buffered
+        case .stream:
+            delivery = .stream
+            mode = .stream
+        case .file(let url, let offset):
+            delivery = .file(url, offset: offset)
+            mode = .file
         }
+        machine = NIOLockedValueBox(Machine(mode: mode))
         let offset: Int64 = if case .file(_, let offset) = delivery { offset } else { 0 }
         progress = ProgressReporter(request: request, totalBytesToSend: totalBytesToSend, alreadyReceived: offset)
         isObserved = request.isObserved
+    }
+
+    private func handle(_ event: Machine.Event) -> Machine.Action {
+        machine.withLockedValue { $0.handle(event) }
     }
 
     // MARK: - From the load
@@ -96,77 +86,39 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
     ) {
         let failuresBefore = bridge?.failureCount ?? 0
         let metrics = HTTPMetrics(startingNowFor: request)
-        let cancelled = state.withLockedValue { state -> Bool in
-            if state.isCompleted { return true }
-            state.continuation = continuation
-            state.metrics = metrics
-            state.onEnd = onEnd
-            state.bridgeFailuresBefore = failuresBefore
-            return false
-        }
-        if cancelled {
+        switch handle(.begin(continuation, onEnd: onEnd, metrics: metrics, bridgeFailuresBefore: failuresBefore)) {
+        case .refuse(let continuation, let onEnd):
             continuation.resume(returning: .failure(HTTPError(.cancelled, request: request)))
             onEnd()
             return
+        default:
+            break
         }
         if isObserved { request.emit(.attemptStarted) }
         let task = client.execute(request: prepared, delegate: self, deadline: deadline)
-        let cancelledMeanwhile = state.withLockedValue { state -> Bool in
-            if state.isEnded { return true }
-            state.task = task
-            return false
-        }
-        if cancelledMeanwhile { task.cancel() }
+        perform(handle(.executing(task)))
     }
 
     /// Keeps the task that writes a streamed request body, to cancel it when the transfer ends.
     func own(bodyWriter: Task<Void, Never>) {
-        let ended = state.withLockedValue { state -> Bool in
-            if state.isEnded { return true }
-            state.bodyWriter = bodyWriter
-            return false
-        }
-        if ended { bodyWriter.cancel() }
+        perform(handle(.bodyWriter(bodyWriter)))
     }
 
     /// Cancels the transfer: the load, if it has not returned, completes as cancelled; a stream ends as cancelled.
     /// AsyncHTTPClient then reports the task failed, which ends the transfer; a transfer not yet handed to it ends
     /// here.
     func cancel() {
-        let (task, continuation, stream, resume) = state.withLockedValue {
-            state -> (
-                HTTPClient.Task<Void>?, Continuation?, HTTPBodyStream?,
-                EventLoopPromise<Void>?
-            ) in
-            if !state.isEnded, !state.isCompleted { state.metrics?.end = .now }
-            state.isCompleted = true
-            if state.task == nil { state.isEnded = true }
-            defer {
-                state.continuation = nil
-                state.resume = nil
-            }
-            return (state.task, state.continuation, state.stream.value, state.resume)
-        }
-        progress?.stop()
-        stream?.finish(throwing: HTTPError(.cancelled, request: request))
-        task?.cancel()
-        resume?.succeed()
-        continuation?.resume(returning: result(.failure(HTTPError(.cancelled, request: request))))
-        if task == nil { ended() }
+        perform(handle(.cancel(now: .now)))
     }
 
     // MARK: - AsyncHTTPClient's delegate
 
     func didSendRequestPart(task: HTTPClient.Task<Void>, _ part: IOData) {
-        let total = state.withLockedValue { state -> Int64 in
-            state.metrics?.requestBodyBytesSent += Int64(part.readableBytes)
-            return state.metrics?.requestBodyBytesSent ?? 0
-        }
-        progress?.sent(totalBytes: total, expected: totalBytesToSend)
+        perform(handle(.requestPartSent(part.readableBytes)))
     }
 
     func didSendRequest(task: HTTPClient.Task<Void>) {
-        state.withLockedValue { $0.metrics?.requestSent = .now }
+        perform(handle(.requestSent(now: .now)))
     }
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
@@ -175,95 +127,53 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
                 status: Int(head.status.code), contentRange: head.headers.first(name: "Content-Range"),
                 declaredLength: head.headers.first(name: "Content-Length").flatMap { Int64($0) })
         }
-        state.withLockedValue { state in
-            state.head = head
-            state.metrics?.responseHeadReceived = .now
-        }
         if isObserved {
             request.emit(.responseHeadReceived, result: .success(response(for: head, body: Data())))
         }
-        switch delivery {
-        case .buffered:
-            break
-        case .stream:
-            let stream = HTTPBodyStream(request: request)
-            let continuation = state.withLockedValue { state -> Continuation? in
-                guard !state.isCompleted, let continuation = state.continuation else { return nil }
-                state.continuation = nil
-                state.isCompleted = true
-                state.stream.value = stream
-                return continuation
-            }
-            guard let continuation else { break }
+        let stream = delivery == .stream ? HTTPBodyStream(request: request) : nil
+        switch handle(.head(head, stream: stream, now: .now)) {
+        case .deliverHead(let continuation, let stream, let metrics):
             stream.connect(
                 cancel: { [weak self] in self?.cancel() },
-                pause: { [weak self] paused in self?.setPaused(paused) })
+                pause: { [weak self] paused in
+                    guard let self else { return }
+                    perform(handle(.pause(paused)))
+                })
             var response = response(for: head, body: Data())
             response.bodyStream = stream
-            var metrics = state.withLockedValue { $0.metrics }
-            metrics?.end = .now  // a stream's load ends when its head arrives
             continuation.resume(returning: result(.success(consume response), metrics: metrics))
-        case .file(let url, let offset):
-            guard head.status == .ok || head.status == .partialContent else { break }
+        case .openFile:
+            guard case .file(let url, let offset) = delivery else { break }
             do {
                 let start = head.status == .partialContent ? try Self.rangeStart(of: head, expected: offset) : 0
-                let sink = try FileSink(url: url, truncatingAt: start)
-                state.withLockedValue { $0.file = sink }
+                perform(handle(.fileOpened(try FileSink(url: url, truncatingAt: start))))
             } catch {
                 task.fail(reason: error)
             }
+        case let other:
+            perform(other)
         }
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         progress?.received(buffer.readableBytes)
-        let count = Int64(buffer.readableBytes)
-        switch delivery {
-        case .buffered:
-            collect(buffer)
-            return task.eventLoop.makeSucceededVoidFuture()
-        case .stream:
-            let (stream, isCompleted) = state.withLockedValue { state in
-                state.metrics?.responseBodyBytesReceived += count
-                return (state.stream.value, state.isCompleted)
-            }
-            guard let stream else {
-                if isCompleted { cancel() }  // the consumer dropped the stream
-                return task.eventLoop.makeSucceededVoidFuture()
-            }
+        switch handle(.bodyPart(buffer)) {
+        case .deliver(let stream):
             stream.deliver(Data(buffer: buffer, byteTransferStrategy: .noCopy))
             // Backpressure: while the consumer is behind, the next part waits (AsyncHTTPClient stops reading).
-            return state.withLockedValue { state -> EventLoopFuture<Void> in
-                guard state.isPaused, !state.isEnded else { return task.eventLoop.makeSucceededVoidFuture() }
-                let promise = task.eventLoop.makePromise(of: Void.self)
-                state.resume = promise
-                return promise.futureResult
-            }
-        case .file:
-            let file = state.withLockedValue { state -> FileSink? in
-                if state.file != nil { state.metrics?.responseBodyBytesReceived += count }
-                return state.file
-            }
-            guard let file else {
-                collect(buffer)  // a status whose body is not written to the file
-                return task.eventLoop.makeSucceededVoidFuture()
-            }
+            guard case .park = handle(.delivered) else { break }
+            let promise = task.eventLoop.makePromise(of: Void.self)
+            if case .succeed = handle(.parked(promise)) { promise.succeed() }  // the consumer caught up meanwhile
+            return promise.futureResult
+        case .write(let file):
             return file.write(buffer, on: task.eventLoop)  // the next part waits for the write
+        case .cancelTransfer:
+            cancel()  // the consumer dropped the stream
+        case let other:
+            perform(other)
         }
-    }
-
-    /// Keeps `buffer` as part of the body, and counts it.
-    private func collect(_ buffer: ByteBuffer) {
-        state.withLockedValue { state in
-            state.metrics?.responseBodyBytesReceived += Int64(buffer.readableBytes)
-            if state.body == nil {
-                state.body = buffer
-            } else {
-                var copy = buffer
-                state.body!.writeBuffer(&copy)
-            }
-        }
+        return task.eventLoop.makeSucceededVoidFuture()
     }
 
     func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
@@ -274,105 +184,84 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
         finish(error: nil)
     }
 
-    // MARK: - Ending
+    // MARK: - Actions
 
-    private func setPaused(_ paused: Bool) {
-        let resume = state.withLockedValue { state -> EventLoopPromise<Void>? in
-            state.isPaused = paused
-            guard !paused else { return nil }
-            defer { state.resume = nil }
-            return state.resume
+    /// Performs the actions that need nothing but their own values.
+    private func perform(_ action: Machine.Action) {
+        switch action {
+        case .none, .execute, .proceed, .wait, .park, .openFile, .deliverHead, .deliver, .write, .end:
+            break
+        case .refuse(let continuation, let onEnd):
+            continuation.resume(returning: .failure(HTTPError(.cancelled, request: request)))
+            onEnd()
+        case .cancelTask(let task):
+            task.cancel()
+        case .cancelWriter(let writer):
+            writer.cancel()
+        case .closeFile(let file):
+            try? file.close()
+        case .cancel(let cancellation):
+            progress?.stop()
+            cancellation.stream?.finish(throwing: HTTPError(.cancelled, request: request))
+            cancellation.task?.cancel()
+            cancellation.promise?.succeed()
+            if let continuation = cancellation.continuation {
+                continuation.resume(
+                    returning: result(.failure(HTTPError(.cancelled, request: request)), metrics: cancellation.metrics))
+            }
+            cancellation.writer?.cancel()
+            cancellation.onEnd?()
+        case .progress(let sent):
+            progress?.sent(totalBytes: sent, expected: totalBytesToSend)
+        case .cancelTransfer:
+            cancel()
+        case .succeed(let promise):
+            promise.succeed()
         }
-        resume?.succeed()
     }
 
     /// Ends the transfer with what AsyncHTTPClient reported: completes the load (unless a stream's head or a
     /// cancellation completed it already) and ends the stream.
     private func finish(error: (any Error)?) {
-        struct Taken {
-            var continuation: Continuation?
-            var head: HTTPResponseHead?
-            var body: ByteBuffer?
-            var stream: HTTPBodyStream?
-            var file: FileSink?
-            var resume: EventLoopPromise<Void>?
-            var metrics: HTTPMetrics?
-            var bridgeFailuresBefore: Int
-            var onEnd: (@Sendable () -> Void)?
-            var bodyWriter: Task<Void, Never>?
-        }
-        let totalBytesToSend = self.totalBytesToSend
-        // One visit to the lock ends the transfer: everything is moved out, nothing copied.
-        let taken = state.withLockedValue { state -> Taken? in
-            guard !state.isEnded else { return nil }
-            state.isEnded = true
-            var metrics = state.metrics.take()
-            if metrics != nil {
-                if !state.isCompleted { metrics!.end = .now }
-                if metrics!.requestBodyBytesSent == 0, error == nil {
-                    metrics!.requestBodyBytesSent = totalBytesToSend ?? 0
-                }
-            }
-            let continuation = state.isCompleted ? nil : state.continuation.take()
-            state.isCompleted = true
-            state.task = nil
-            return Taken(
-                continuation: continuation, head: state.head.take(), body: state.body.take(),
-                stream: state.stream.value, file: state.file.take(), resume: state.resume.take(), metrics: metrics,
-                bridgeFailuresBefore: state.bridgeFailuresBefore, onEnd: state.onEnd.take(),
-                bodyWriter: state.bodyWriter.take())
-        }
-        guard let taken else { return }
-        taken.resume?.succeed()
+        guard
+            case .end(let ending) = handle(.finish(failed: error != nil, totalBytesToSend: totalBytesToSend, now: .now))
+        else { return }
+        ending.promise?.succeed()
         var failure = error
-        if let file = taken.file {
+        if let file = ending.file {
             do { try file.close() } catch { failure = failure ?? error }
         }
-        if let reported = failure, let bridge, let rejection = bridge.failure(since: taken.bridgeFailuresBefore),
+        if let reported = failure, let bridge, let rejection = bridge.failure(since: ending.bridgeFailuresBefore),
             !(reported is ServerTrustRejection), (reported as? HTTPClientError) != .cancelled
         {
             failure = rejection  // the bridge refused the server: that is why the connection closed
         }
-        if let stream = taken.stream {
-            stream.finish(throwing: failure.map { transportError($0, head: taken.head) })
+        if let stream = ending.stream {
+            stream.finish(throwing: failure.map { transportError($0, head: ending.head) })
         }
         if failure == nil { progress?.complete() } else { progress?.stop() }
-        if let continuation = taken.continuation {
+        if let continuation = ending.continuation {
             let outcome: HTTPResult
             if let failure {
-                outcome = .failure(transportError(failure, head: taken.head))
-            } else if let head = taken.head {
+                outcome = .failure(transportError(failure, head: ending.head))
+            } else if let head = ending.head {
                 // Small bodies are copied out of the buffer, large ones referenced: `Data(buffer:)`'s default.
-                var response = response(for: head, body: taken.body.map { Data(buffer: $0) } ?? Data())
-                if taken.file != nil, case .file(let url, _) = delivery { response.fileURL = url }
+                var response = response(for: head, body: ending.body.map { Data(buffer: $0) } ?? Data())
+                if ending.file != nil, case .file(let url, _) = delivery { response.fileURL = url }
                 outcome = .success(consume response)
             } else {
                 outcome = .failure(
                     HTTPError(.invalidResponse, request: request, message: "the transfer ended without a response"))
             }
-            continuation.resume(returning: result(consume outcome, metrics: taken.metrics))
+            continuation.resume(returning: result(consume outcome, metrics: ending.metrics))
         }
-        taken.bodyWriter?.cancel()
-        taken.onEnd?()
-    }
-
-    private func ended() {
-        let (onEnd, writer) = state.withLockedValue { state in
-            defer {
-                state.onEnd = nil
-                state.bodyWriter = nil
-                state.task = nil
-            }
-            state.isEnded = true
-            return (state.onEnd, state.bodyWriter)
-        }
-        writer?.cancel()
-        onEnd?()
+        ending.writer?.cancel()
+        ending.onEnd?()
     }
 
     /// `outcome` with this attempt's metrics, reported to the load's observers.
-    private func result(_ outcome: consuming HTTPResult, metrics given: HTTPMetrics? = nil) -> HTTPResult {
-        guard let metrics = given ?? state.withLockedValue({ $0.metrics }) else { return outcome }
+    private func result(_ outcome: consuming HTTPResult, metrics: HTTPMetrics?) -> HTTPResult {
+        guard let metrics else { return outcome }
         let result = HTTPResult.attaching(metrics, to: outcome)
         if isObserved { request.emit(.attemptFinished, result: result) }
         return result
@@ -412,96 +301,4 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
         }
         return start
     }
-}
-
-/// A download's file: each part written by NIO's thread pool, never on the event loop, straight from the
-/// `ByteBuffer` it arrived in; AsyncHTTPClient hands over the next part only once the write is done, so writes never
-/// overlap. Closed once the write under way, if any, is done.
-final class FileSink: Sendable {
-    /// A problem with the download's file, naming it.
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    private struct State {
-        var isWriting = false
-        var isCloseRequested = false
-        var isClosed = false
-    }
-
-    private let url: URL
-    private let handle: FileHandle
-    private let state = NIOLockedValueBox(State())
-
-    /// Opens `url` for writing after its first `offset` bytes, creating it if needed.
-    init(url: URL, truncatingAt offset: Int64) throws {
-        self.url = url
-        do {
-            handle = try ResponseDelivery.openFile(url, resumingAt: offset)
-        } catch {
-            throw Failure(description: "could not open \(url.path) for writing: \(error)")
-        }
-    }
-
-    /// Appends `buffer`; the future fails with a ``Failure`` when the write fails.
-    func write(_ buffer: ByteBuffer, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
-        let descriptor = handle.fileDescriptor
-        let path = url.path
-        state.withLockedValue { $0.isWriting = true }
-        let written = NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
-            try buffer.withUnsafeReadableBytes { bytes in
-                var offset = 0
-                while offset < bytes.count {
-                    let count = systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                    if count < 0 {
-                        if errno == EINTR { continue }
-                        throw Failure(
-                            description: "could not write the response to \(path): \(String(cString: strerror(errno)))")
-                    }
-                    offset += count
-                }
-            }
-        }
-        written.whenComplete { [self] _ in
-            let close = state.withLockedValue { state -> Bool in
-                state.isWriting = false
-                return state.isCloseRequested && !state.isClosed
-            }
-            if close { try? closeNow() }
-        }
-        return written
-    }
-
-    /// Closes the file: at once, or once the write under way is done (its error is then not reported).
-    func close() throws {
-        let now = state.withLockedValue { state -> Bool in
-            state.isCloseRequested = true
-            return !state.isWriting && !state.isClosed
-        }
-        if now { try closeNow() }
-    }
-
-    private func closeNow() throws {
-        let first = state.withLockedValue { state -> Bool in
-            defer { state.isClosed = true }
-            return !state.isClosed
-        }
-        guard first else { return }
-        do {
-            try handle.close()
-        } catch {
-            throw Failure(description: "could not write the response to \(url.path): \(error)")
-        }
-    }
-}
-
-/// `write(2)`, under a name that does not clash with the methods called `write`.
-private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-    #if canImport(Glibc)
-    Glibc.write(descriptor, bytes, count)
-    #elseif canImport(Musl)
-    Musl.write(descriptor, bytes, count)
-    #else
-    Darwin.write(descriptor, bytes, count)
-    #endif
 }
