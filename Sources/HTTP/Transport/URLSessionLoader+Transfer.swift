@@ -20,6 +20,9 @@ struct PreparedRequest {
 
 /// One request on its way through URLSession: collects the body (or streams it, or writes it to a file) and
 /// completes exactly once — with the result, or as cancelled.
+///
+/// The decisions are ``URLSessionTransferStateMachine``'s: each call from the load, the session delegate or the
+/// deadline becomes one event, handled under the lock, and the action that comes back is performed after unlocking.
 final class TransferContext: Sendable {
     /// How a transfer ended, as URLSession reported it, or its head arrived (a stream); mapped to an
     /// ``HTTPResult`` by ``result(of:)``.
@@ -37,48 +40,40 @@ final class TransferContext: Sendable {
         case file(URL, offset: Int64)
     }
 
-    /// A reference that does not keep the stream alive: dropping it is how the consumer stops the transfer.
-    private struct WeakStream {
-        weak var value: HTTPBodyStream?
+    /// URLSession's objects, as the machine holds them.
+    enum Resources: URLSessionTransferResources {
+        typealias Waiter = CheckedContinuation<Outcome, Never>
+        typealias Task = URLSessionTask
+        typealias Timer = any DispatchSourceTimer
+        typealias Stream = HTTPBodyStream
+        typealias File = FileWriter
+        typealias Registration = (delegate: SessionDelegate, taskIdentifier: Int)
     }
 
-    private struct State {
-        var continuation: CheckedContinuation<Outcome, Never>?
-        var task: URLSessionTask?
-        var body = Data()
-        var isFinished = false
-        var declinedChallengeResponse: HTTPURLResponse?
-        /// The session delegate the task is registered with, and the task's identifier there.
-        var registration: (delegate: SessionDelegate, taskIdentifier: Int)?
-        var stream = WeakStream()
-        var file: FileWriter?
-        var fileError: (any Error)?
-        /// Runs once the task has ended (see ``whenTaskEnds(_:)``).
-        var onTaskEnd: (@Sendable () -> Void)?
-        /// This attempt's timings and byte counts, from the task's start.
-        var metrics: HTTPMetrics?
-        /// Why a TLS challenge was refused (Apple platforms), to fail the load with instead of "cancelled".
-        var tlsRejection: TLSRejection?
-        /// Fires at the request's deadline where URLSession would time it out late (see ``enforcesDeadline``).
-        var deadline: (any DispatchSourceTimer)?
-    }
+    typealias Machine = URLSessionTransferStateMachine<Resources>
 
     let request: HTTPRequest
     let delivery: Delivery
     let tls: TLSSettings
     private let progress: ProgressReporter?
-    private let totalBytesToSend: Int64?
-    private let state = Locked(State())
+    private let state: Locked<Machine>
 
     init(request: HTTPRequest, totalBytesToSend: Int64?, tls: TLSSettings = TLSSettings()) {
         self.request = request
         self.tls = tls
-        self.totalBytesToSend = totalBytesToSend
+        let kind: Machine.Delivery
         switch request.responseDelivery {
-        case .buffered: delivery = .buffered
-        case .stream: delivery = .stream
-        case .file(let url, let offset): delivery = .file(url, offset: offset)
+        case .buffered:
+            delivery = .buffered
+            kind = .buffered
+        case .stream:
+            delivery = .stream
+            kind = .stream
+        case .file(let url, let offset):
+            delivery = .file(url, offset: offset)
+            kind = .file
         }
+        state = Locked(Machine(delivery: kind, totalBytesToSend: totalBytesToSend))
         let offset: Int64 = if case .file(_, let offset) = delivery { offset } else { 0 }
         progress = ProgressReporter(request: request, totalBytesToSend: totalBytesToSend, alreadyReceived: offset)
     }
@@ -87,21 +82,23 @@ final class TransferContext: Sendable {
     /// to a completion handler.
     var isDelegateDriven: Bool { delivery != .buffered || progress != nil }
 
+    /// Hands `event` to the machine under the lock, and performs what it returns after unlocking.
+    private func send(_ event: Machine.Event) {
+        perform(state.withLock { $0.handle(event) })
+    }
+
     /// Runs `body` once the task has ended (URLSession reported its completion): the session it ran in is free
     /// for another transfer then.
     func whenTaskEnds(_ body: @escaping @Sendable () -> Void) {
-        state.withLock { $0.onTaskEnd = body }
+        send(.whenTaskEnds(body))
     }
 
     /// Stores the continuation; `false` (and the continuation already resumed) if the load was cancelled first.
     func install(_ continuation: CheckedContinuation<Outcome, Never>) -> Bool {
-        let cancelled = state.withLock { state -> Bool in
-            if state.isFinished { return true }
-            state.continuation = continuation
-            return false
-        }
-        if cancelled { continuation.resume(returning: .cancelled) }
-        return !cancelled
+        let action = state.withLock { $0.handle(.install(continuation)) }
+        perform(action)
+        if case .resumeCancelled = action { return false }
+        return true
     }
 
     /// Starts `task`, then makes it visible to ``cancel()``.
@@ -110,20 +107,11 @@ final class TransferContext: Sendable {
     /// task that in not in the registry") when a task is cancelled before or while it is being resumed, so
     /// the task is resumed first and only then handed to a concurrent cancellation.
     func start(_ task: URLSessionTask) {
-        state.withLock { $0.metrics = HTTPMetrics(startingNowFor: request) }
+        send(.starting(HTTPMetrics(startingNowFor: request)))
         request.emit(.attemptStarted)
         let deadline = Self.enforcesDeadline ? request.timeout.map(startDeadline) : nil
         task.resume()
-        let cancelledMeanwhile = state.withLock { state -> Bool in
-            if state.isFinished { return true }
-            state.task = task
-            state.deadline = deadline
-            return false
-        }
-        if cancelledMeanwhile {
-            deadline?.cancel()
-            Self.cancel(task)
-        }
+        send(.started(task, timer: deadline))
     }
 
     /// Cancels `task` from a thread of its own. On Linux, `URLSessionTask.cancel()` waits synchronously for the
@@ -135,7 +123,7 @@ final class TransferContext: Sendable {
 
     /// Cancels the transfer: the load, if it has not returned, completes as cancelled; a stream ends as cancelled.
     func cancel() {
-        stop(as: .cancelled, streamError: HTTPError(.cancelled, request: request))
+        send(.cancel(at: .now))
     }
 
     /// Whether the loader times requests out itself, at their ``HTTPRequest/timeout`` to the millisecond: on Linux,
@@ -151,55 +139,16 @@ final class TransferContext: Sendable {
     }
 
     /// A timer that times the transfer out `timeout` from now: the whole transfer, as swift-corelibs-foundation
-    /// counts its own timeout — a stream's body included.
+    /// counts its own timeout — a stream's body included. At the deadline the load, if it has not returned, fails
+    /// with ``HTTPError/Code/timedOut`` (through the same mapping as URLSession's own `URLError.timedOut`); a stream
+    /// ends with that error, which carries the transfer's metrics up to then.
     private func startDeadline(after timeout: Duration) -> any DispatchSourceTimer {
         let timer = DispatchSource.makeTimerSource(queue: .global())
         let nanoseconds = Int(clamping: Int64(min(max(timeout.seconds, 0), 7 * 24 * 3_600) * 1e9))
         timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(1))
-        timer.setEventHandler { [weak self] in self?.timeOut() }
+        timer.setEventHandler { [weak self] in self?.send(.timeOut(at: .now)) }
         timer.resume()
         return timer
-    }
-
-    /// Ends the transfer at its deadline: the load, if it has not returned, fails with ``HTTPError/Code/timedOut``
-    /// (through the same mapping as URLSession's own `URLError.timedOut`); a stream ends with that error, which
-    /// carries the transfer's metrics up to now.
-    private func timeOut() {
-        let timedOut = URLError(.timedOut, userInfo: [NSLocalizedDescriptionKey: "The request timed out."])
-        var streamError = transportError(timedOut, response: nil)
-        streamError.metrics = state.withLock { state in
-            var metrics = state.metrics
-            metrics?.end = .now
-            return metrics
-        }
-        stop(
-            as: .finished(response: nil, body: Data(), error: timedOut, declinedChallenge: nil, file: nil),
-            streamError: streamError)
-    }
-
-    /// Ends the transfer before URLSession does: the load, if it has not returned, completes with `outcome`; a
-    /// stream ends with `streamError`; the task is cancelled (URLSession's completion then finds nothing to do).
-    private func stop(as outcome: Outcome, streamError: HTTPError) {
-        typealias Taken = (
-            task: URLSessionTask?, continuation: CheckedContinuation<Outcome, Never>?, stream: HTTPBodyStream?,
-            deadline: (any DispatchSourceTimer)?
-        )
-        let (task, continuation, stream, deadline) = state.withLock { state -> Taken in
-            if !state.isFinished { state.metrics?.end = .now }
-            state.isFinished = true
-            defer {
-                state.continuation = nil
-                state.deadline = nil
-            }
-            return (state.task, state.continuation, state.stream.value, state.deadline)
-        }
-        deadline?.cancel()
-        progress?.stop()
-        stream?.finish(throwing: streamError)
-        if let task { Self.cancel(task) }
-        // Without a task yet, the load is about to start one, which finds the transfer finished and cancels it:
-        // its completion ends it (``finish(response:error:body:)``).
-        continuation?.resume(returning: outcome)
     }
 
     /// The session delegate this transfer's task is registered with, and the identifier it knows the task by.
@@ -219,39 +168,14 @@ final class TransferContext: Sendable {
                 status: http.statusCode, contentRange: http.value(forHTTPHeaderField: "Content-Range"),
                 declaredLength: Self.bodyLength(of: http))
         }
-        state.withLock { $0.metrics?.responseHeadReceived = .now }
+        let instant = ContinuousClock.now
         if request.isObserved, let http {
             request.emit(
                 .responseHeadReceived, result: .success(HTTPResponse(request: request, urlResponse: http, body: Data()))
             )
         }
-        switch delivery {
-        case .buffered:
-            return
-        case .stream:
-            guard let http else { return }
-            let stream = HTTPBodyStream(request: request)
-            let continuation = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
-                guard !state.isFinished, let continuation = state.continuation else { return nil }
-                state.continuation = nil
-                state.stream.value = stream
-                return continuation
-            }
-            guard let continuation else { return }
-            let task = state.withLock { $0.task }
-            stream.connect(cancel: { [weak self] in self?.cancel() }, pause: Self.pause(task))
-            continuation.resume(returning: .streaming(http, stream))
-        case .file(let url, let offset):
-            guard let http, http.statusCode == 200 || http.statusCode == 206 else { return }
-            do {
-                let start = http.statusCode == 206 ? try Self.rangeStart(of: http, expected: offset) : 0
-                let writer = try FileWriter(url: url, startingAt: start)
-                state.withLock { $0.file = writer }
-            } catch {
-                state.withLock { $0.fileError = error }
-                if let task = state.withLock({ $0.task }) { Self.cancel(task) }
-            }
-        }
+        let stream = delivery == .stream && http != nil ? HTTPBodyStream(request: request) : nil
+        send(.headReceived(response, stream: stream, at: instant))
     }
 
     /// How a stream pauses its transfer when the consumer falls behind, or `nil` where it cannot be paused.
@@ -271,63 +195,28 @@ final class TransferContext: Sendable {
 
     func append(_ data: Data) {
         progress?.received(data.count)
-        switch delivery {
-        case .buffered:
-            state.withLock { state in
-                state.metrics?.responseBodyBytesReceived += Int64(data.count)
-                state.body.append(data)
-            }
-        case .stream:
-            let (stream, isFinished) = state.withLock { state in
-                state.metrics?.responseBodyBytesReceived += Int64(data.count)
-                return (state.stream.value, state.isFinished)
-            }
-            if let stream {
-                stream.deliver(data)
-            } else if !isFinished {
-                cancel()  // the consumer dropped the stream
-            }
-        case .file:
-            let failed = state.withLock { state -> Bool in
-                state.metrics?.responseBodyBytesReceived += Int64(data.count)
-                guard let file = state.file else {
-                    state.body.append(data)  // a status whose body is not written to the file
-                    return false
-                }
-                do {
-                    try file.write(data)
-                    return false
-                } catch {
-                    state.fileError = error
-                    return true
-                }
-            }
-            if failed, let task = state.withLock({ $0.task }) { Self.cancel(task) }
-        }
+        send(.received(data))
     }
 
     func sent(totalBytes: Int64, expected: Int64) {
         progress?.sent(totalBytes: totalBytes, expected: expected)
-        state.withLock { state in
-            state.metrics?.requestBodyBytesSent = totalBytes
-            if totalBytes >= expected { state.metrics?.requestSent = .now }
-        }
+        send(.sent(totalBytes: totalBytes, expected: expected, at: .now))
     }
 
     /// The platform's own metrics for the task (Apple platforms).
     func collected(_ taskMetrics: URLSessionTaskMetrics) {
-        state.withLock { $0.metrics?.record(taskMetrics) }
+        send(.collected(taskMetrics))
     }
 
     /// Records why a TLS challenge was refused.
     func recordTLSRejection(_ rejection: TLSRejection) {
-        state.withLock { $0.tlsRejection = rejection }
+        send(.tlsRejected(rejection))
     }
 
     /// Records the 401 whose authentication challenge was declined, to return it when URLSession reports the
     /// task cancelled (see ``SessionDelegate``).
     func recordDeclinedChallenge(response: HTTPURLResponse?) {
-        state.withLock { $0.declinedChallengeResponse = response }
+        send(.challengeDeclined(response))
     }
 
     /// Completes the load with what URLSession reported: the body collected from the delegate's callbacks,
@@ -335,57 +224,96 @@ final class TransferContext: Sendable {
     ///
     /// It only hands the outcome over: it is called on URLSession's queue, and the mapping happens in the load.
     func finish(response: URLResponse?, error: (any Error)?, body handedOver: Data? = nil) {
-        struct Taken {
-            var continuation: CheckedContinuation<Outcome, Never>?
-            var body: Data
-            var declined: HTTPURLResponse?
-            var stream: HTTPBodyStream?
-            var file: FileWriter?
-            var fileError: (any Error)?
-            var deadline: (any DispatchSourceTimer)?
-            var onTaskEnd: (@Sendable () -> Void)?
-        }
-        let totalBytesToSend = self.totalBytesToSend
-        let taken = state.withLock { state -> Taken in
-            if var metrics = state.metrics {
-                metrics.end = .now
-                if let handedOver { metrics.responseBodyBytesReceived = Int64(handedOver.count) }
-                if metrics.requestBodyBytesSent == 0, error == nil {
-                    metrics.requestBodyBytesSent = totalBytesToSend ?? 0
-                }
-                state.metrics = metrics
+        send(.taskEnded(response: response, error: error, body: handedOver, at: .now))
+    }
+
+    // MARK: - Actions
+
+    private func perform(_ action: Machine.Action) {
+        switch action {
+        case .none:
+            break
+        case .resumeCancelled(let continuation):
+            continuation.resume(returning: .cancelled)
+        case .runTaskEnd(let body):
+            body()
+        case .cancelStarted(let task, let timer):
+            timer?.cancel()
+            Self.cancel(task)
+        case .resumeStreaming(let continuation, let head, let stream, let task):
+            stream.connect(cancel: { [weak self] in self?.cancel() }, pause: Self.pause(task))
+            continuation.resume(returning: .streaming(head, stream))
+        case .openFile(let head):
+            guard case .file(let url, let offset) = delivery else { return }
+            do {
+                let start = head.statusCode == 206 ? try Self.rangeStart(of: head, expected: offset) : 0
+                send(.fileOpened(try FileWriter(url: url, startingAt: start)))
+            } catch {
+                send(.fileFailed(error))
             }
-            defer {
-                state.isFinished = true
-                state.continuation = nil
-                state.task = nil
-                state.body = Data()
-                state.file = nil
-                state.deadline = nil
-                state.onTaskEnd = nil
-            }
-            return Taken(
-                continuation: state.isFinished ? nil : state.continuation, body: handedOver ?? state.body,
-                declined: state.declinedChallengeResponse, stream: state.stream.value, file: state.file,
-                fileError: state.fileError, deadline: state.deadline, onTaskEnd: state.onTaskEnd)
+        case .closeFile(let file):
+            try? file.close()
+        case .cancelTask(let task):
+            Self.cancel(task)
+        case .deliver(let stream, let data):
+            stream.deliver(data)
+        case .write(let file, let data):
+            // URLSession delivers a task's data, and then its end, one callback at a time: writes and the close
+            // never overlap.
+            do { try file.write(data) } catch { send(.fileFailed(error)) }
+        case .stop(let stop):
+            stopped(stop)
+        case .end(let end):
+            ended(end)
         }
+    }
+
+    /// The transfer was stopped before URLSession's end: the load, if it has not returned, completes now; a
+    /// stream ends; the task is cancelled (URLSession's end then only frees the session and closes the file).
+    private func stopped(_ stop: Machine.Stop) {
+        stop.timer?.cancel()
+        progress?.stop()
+        let outcome: Outcome
+        switch stop.reason {
+        case .cancelled:
+            outcome = .cancelled
+            stop.stream?.finish(throwing: HTTPError(.cancelled, request: request))
+        case .timedOut:
+            let timedOut = URLError(.timedOut, userInfo: [NSLocalizedDescriptionKey: "The request timed out."])
+            outcome = .finished(response: nil, body: Data(), error: timedOut, declinedChallenge: nil, file: nil)
+            if let stream = stop.stream {
+                var streamError = transportError(timedOut, response: nil)
+                streamError.metrics = stop.metrics
+                stream.finish(throwing: streamError)
+            }
+        }
+        if let task = stop.task { Self.cancel(task) }
+        // Without a task yet, the load is about to start one, which finds the transfer stopped and cancels it:
+        // its end then frees the session.
+        stop.waiter?.resume(returning: outcome)
+    }
+
+    /// URLSession reported the end.
+    private func ended(_ end: Machine.End) {
         // The session is free before the consumer hears of the end, so that a stream read to its end and followed
         // at once by another finds the session, and its connection, ready for it.
-        taken.onTaskEnd?()
-        taken.deadline?.cancel()
-        var fileError = taken.fileError
-        if let file = taken.file {
+        end.onTaskEnd?()
+        end.timer?.cancel()
+        var fileError = end.fileError
+        if let file = end.file {
             do { try file.close() } catch { fileError = fileError ?? error }
         }
-        let failure: (any Error)? = fileError.map { WriteError(path: fileURL?.path ?? "the file", cause: $0) } ?? error
-        if let stream = taken.stream {
-            stream.finish(throwing: failure.map { transportError($0, response: response) })
+        let failure: (any Error)? =
+            fileError.map { WriteError(path: fileURL?.path ?? "the file", cause: $0) } ?? end.error
+        if let stream = end.stream {
+            stream.finish(throwing: failure.map { transportError($0, response: end.response) })
         }
-        if error == nil, failure == nil { progress?.complete() } else { progress?.stop() }
-        let written = taken.file != nil && failure == nil ? fileURL : nil
-        taken.continuation?.resume(
+        if end.error == nil, failure == nil { progress?.complete() } else { progress?.stop() }
+        let written = end.file != nil && failure == nil ? fileURL : nil
+        end.waiter?.resume(
             returning: .finished(
-                response: response, body: taken.body, error: failure, declinedChallenge: taken.declined, file: written))
+                response: end.response, body: end.body, error: failure, declinedChallenge: end.declinedChallenge,
+                file: written))
     }
 
     private var fileURL: URL? {
@@ -395,11 +323,9 @@ final class TransferContext: Sendable {
 
     /// The load's result for `outcome`, with this attempt's metrics, reported to the load's observers.
     func result(of outcome: Outcome) -> HTTPResult {
-        let (metrics, rejection) = state.withLock { state -> (HTTPMetrics?, TLSRejection?) in
-            var metrics = state.metrics
-            if case .streaming = outcome { metrics?.end = .now }  // a stream's load ends when its head arrives
-            return (metrics, state.tlsRejection)
-        }
+        let (collected, rejection) = state.withLock { ($0.metrics, $0.tlsRejection) }
+        var metrics = collected
+        if case .streaming = outcome { metrics?.end = .now }  // a stream's load ends when its head arrives
         let result = mapped(outcome, tlsRejection: rejection)
         guard let metrics else { return result }
         let measured = HTTPResult.attaching(metrics, to: result)
