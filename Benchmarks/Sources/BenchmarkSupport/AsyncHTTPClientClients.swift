@@ -5,6 +5,7 @@ import HTTPAsyncHTTPClient
 import HTTPAuth
 import NIOCore
 import NIOHTTP1
+import OpenAPIAsyncHTTPClient
 
 // The loopback clients over AsyncHTTPClient: raw AsyncHTTPClient, and the chain over the package's
 // AsyncHTTPClientLoader. Every client makes its own HTTPClient with the loader's default configuration (redirects
@@ -90,6 +91,31 @@ public struct AsyncHTTPClientChainClient: LoopbackClient {
 
     public func fetchPerson() async throws -> Int {
         try personBodyCount(await head.load(request))
+    }
+}
+
+/// swift-openapi-async-http-client's `AsyncHTTPClientTransport` behind the four middlewares that stand for the
+/// default chain (as ``OpenAPIURLSessionClient``'s), with an `HTTPClient` of its own configured as
+/// `AsyncHTTPClientLoader`'s: the peer of the AsyncHTTPClient transport's budget.
+public struct OpenAPIAsyncHTTPClientClient: LoopbackClient {
+    public let name = "swift-openapi-async-http-client + 4 middlewares"
+    private let client: OpenAPIClient
+    private let httpClient: HTTPClient
+
+    public init(baseURL: URL) {
+        httpClient = HTTPClient(
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: AsyncHTTPClientLoader.defaultConfiguration)
+        client = OpenAPIClient(
+            serverURL: baseURL, transport: AsyncHTTPClientTransport(configuration: .init(client: httpClient)),
+            middlewares: openAPIMiddlewareStack(), collectsBody: true)
+    }
+
+    public func close() { _ = httpClient.shutdown() }
+
+    public func fetchPerson() async throws -> Int {
+        let (status, count) = try await client.send()
+        guard status == 200 else { throw LoopbackError.unexpectedResponse }
+        return count
     }
 }
 

@@ -147,6 +147,7 @@ struct Options {
         "ahc-raw-delegate": { RawAsyncHTTPClientClient(baseURL: $0, api: .delegate) },
         "ahc-loader": { AsyncHTTPClientChainClient(baseURL: $0, chain: false) },
         "ahc-chain": { AsyncHTTPClientChainClient(baseURL: $0) },
+        "ahc-openapi": { OpenAPIAsyncHTTPClientClient(baseURL: $0) },
         "openapi-generated-urlsession": { GeneratedOverURLSessionTransportClient(baseURL: $0) },
         "openapi-generated-loader": { GeneratedOverLoaderTransportClient(baseURL: $0) },
         "openapi-generated-loader-buffered": { GeneratedOverLoaderTransportClient(baseURL: $0, buffered: true) },
