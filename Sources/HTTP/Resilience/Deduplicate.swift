@@ -44,7 +44,10 @@
 ///
 /// After ``ApplyEnvironment``, so that relative requests have their full URL, and after the loader that adds
 /// credentials, so that `Authorization` is part of what makes requests identical; before `Retry`, so that the
-/// callers share the retries too.
+/// callers share the retries too. Above ``Observe``, ``PrintLoader`` and ``PropagateTraceContext``: each stamps its
+/// load's own identity (``LoadID``) on the request, and a load's identity is part of what makes requests different
+/// — below them no two requests are identical and nothing is shared (sharing there would report one caller's
+/// attempts under another caller's load).
 ///
 /// ## Reset
 ///
