@@ -238,43 +238,13 @@ public final class DeviceAuthorizationGrant: CredentialScheme, Sendable {
         let elapsed = Self.stopwatch(on: clock)
         var flow = Flow()
         var action = flow.handle(.start)
-        loop: while true {
+        while true {
             switch action {
-            case .finish, .fail, .none: break loop
+            case .finish, .fail, .none: break
             default: if Task.isCancelled { action = flow.handle(.cancelled) }
             }
-            switch action {
-            case .requestCode:
-                do {
-                    let code = try await requestDeviceCode(context, elapsed: elapsed)
-                    flow.code = code
-                    action = flow.handle(
-                        .codeIssued(
-                            expiresIn: code.authorization.expiresIn, interval: code.interval, at: elapsed()))
-                } catch {
-                    flow.failure = error
-                    action = flow.handle(.codeRequestFailed)
-                }
-            case .showCode:
-                guard let authorization = flow.code?.authorization, let delegate else {
-                    action = flow.handle(.cancelled)  // the delegate is gone: nobody can show the code
-                    continue
-                }
-                flow.shownTo = delegate
-                await delegate.showUserCode(authorization, for: self)
-                action = flow.handle(.codeShown(at: elapsed()))
-            case .sleep(let until):
-                do {
-                    try await clock.sleep(for: until - elapsed())
-                    action = flow.handle(.timerFired(at: elapsed()))
-                } catch {
-                    action = flow.handle(.cancelled)
-                }
-            case .poll:
-                action = flow.handle(await poll(&flow, context, elapsed: elapsed))
-            case .finish, .fail, .none:
-                break loop
-            }
+            guard let event = await perform(action, &flow, context, elapsed: elapsed) else { break }
+            action = flow.handle(event)
         }
         let path = flow.path
         state.withLock { $0.lastPath = path }
@@ -356,6 +326,43 @@ public final class DeviceAuthorizationGrant: CredentialScheme, Sendable {
             $0.isFinite ? Duration(clampingSeconds: $0, to: .zero ... .century) : nil
         }
         return IssuedCode(deviceCode: answer.deviceCode, authorization: authorization, interval: interval)
+    }
+
+    /// Performs one of the machine's actions and returns the event it ends with, or `nil` for an action that ends the
+    /// flow. Out of line, so that the flow's loop has one suspension point and each of this function's async pieces
+    /// only turns its outcome into an event (Architecture.md, "Keep async loops thin").
+    private func perform(
+        _ action: Machine.Action, _ flow: inout Flow, _ context: CredentialContext,
+        elapsed: @escaping @Sendable () -> Duration
+    ) async -> Machine.Event? {
+        switch action {
+        case .requestCode:
+            do {
+                let code = try await requestDeviceCode(context, elapsed: elapsed)
+                flow.code = code
+                return .codeIssued(expiresIn: code.authorization.expiresIn, interval: code.interval, at: elapsed())
+            } catch {
+                flow.failure = error
+                return .codeRequestFailed
+            }
+        case .showCode:
+            // Without the delegate nobody can show the code.
+            guard let authorization = flow.code?.authorization, let delegate else { return .cancelled }
+            flow.shownTo = delegate
+            await delegate.showUserCode(authorization, for: self)
+            return .codeShown(at: elapsed())
+        case .sleep(let until):
+            do {
+                try await clock.sleep(for: until - elapsed())
+                return .timerFired(at: elapsed())
+            } catch {
+                return .cancelled
+            }
+        case .poll:
+            return await poll(&flow, context, elapsed: elapsed)
+        case .finish, .fail, .none:
+            return nil
+        }
     }
 
     /// Asks the token endpoint whether the user has approved (RFC 8628 §3.4), and says what came of it.
