@@ -19,139 +19,131 @@ extension Cassette {
     /// - Parameter creator: The name written as the log's creator; `HTTP` (this package) by default.
     /// - Returns: The HAR file's contents: UTF-8 JSON.
     public func harData(creator: String = "HTTP") throws -> Data {
-        let log = HAR.Log(
-            version: "1.2", creator: HAR.Creator(name: creator, version: "\(Self.formatVersion)"), pages: [],
-            entries: entries.map(HAR.Entry.init))
+        let creator: [String: HAR] = ["name": .string(creator), "version": .string("\(Self.formatVersion)")]
+        let log: [String: HAR] = [
+            "version": .string("1.2"), "creator": .object(creator), "pages": .array([]),
+            "entries": .array(entries.map(HAR.entry)),
+        ]
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(HAR(log: log))
+        return try encoder.encode(HAR.object(["log": .object(log)]))
     }
 }
 
-/// The parts of HAR 1.2 this package writes, named as the format names them.
-private struct HAR: Encodable {
-    var log: Log
+/// A HAR 1.2 document, or a part of it: a JSON value whose objects name their members as the format names them
+/// (written with sorted keys). The archive is only ever written, so one `encode(to:)` writes every object, instead of
+/// a synthesized conformance (and its coding keys) for each kind of object.
+private enum HAR: Encodable {
+    case string(String)
+    case int(Int)
+    case double(Double)
+    case array([HAR])
+    case object([String: HAR])
 
-    struct Log: Encodable {
-        var version: String
-        var creator: Creator
-        var pages: [String]
-        var entries: [Entry]
+    private struct Name: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 
-    struct Creator: Encodable {
-        var name: String
-        var version: String
-    }
-
-    struct NameValue: Encodable {
-        var name: String
-        var value: String
-    }
-
-    struct Entry: Encodable {
-        var startedDateTime: String
-        var time: Double
-        var request: Request
-        var response: Response
-        var cache = Cache()
-        var timings: Timings
-        var _loadID: String
-        var _attempt: Int
-
-        init(_ entry: Cassette.Entry) {
-            let milliseconds = entry.duration.seconds * 1_000
-            startedDateTime = CassetteDate.format(entry.startedAt)
-            time = milliseconds
-            request = Request(entry.request)
-            response = Response(entry.response, failure: entry.failure)
-            timings = Timings(send: 0, wait: milliseconds, receive: 0)
-            _loadID = entry.loadID.uuidString
-            _attempt = entry.attempt
+    func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .string(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .int(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .double(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .array(let values):
+            var container = encoder.unkeyedContainer()
+            for value in values { try container.encode(value) }
+        case .object(let members):
+            var container = encoder.container(keyedBy: Name.self)
+            for (name, value) in members { try container.encode(value, forKey: Name(stringValue: name)) }
         }
     }
 
-    struct Request: Encodable {
-        var method: String
-        var url: String
-        var httpVersion = "HTTP/1.1"
-        var cookies: [NameValue] = []
-        var headers: [NameValue]
-        var queryString: [NameValue]
-        var postData: PostData?
-        var headersSize = -1
-        var bodySize: Int
-
-        init(_ request: Cassette.Request) {
-            method = request.method.rawValue
-            url = HAR.uriText(request.url)
-            headers = request.headers.map { NameValue(name: $0.name, value: $0.value) }
-            queryString = HAR.queryItems(of: request.url)
-            bodySize = request.body?.data.count ?? 0
-            if let body = request.body {
-                let mimeType = request.headers["Content-Type"] ?? "application/octet-stream"
-                switch body {
-                case .text(let text): postData = PostData(mimeType: mimeType, text: text)
-                case .binary(let data):
-                    postData = PostData(mimeType: mimeType, text: data.base64EncodedString(), _encoding: "base64")
-                }
-            }
-        }
+    static func entry(_ entry: Cassette.Entry) -> HAR {
+        let milliseconds = entry.duration.seconds * 1_000
+        let timings: [String: HAR] = ["send": .double(0), "wait": .double(milliseconds), "receive": .double(0)]
+        let members: [String: HAR] = [
+            "startedDateTime": .string(CassetteDate.format(entry.startedAt)),
+            "time": .double(milliseconds),
+            "request": request(entry.request),
+            "response": response(entry.response, failure: entry.failure),
+            "cache": .object([:]),
+            "timings": .object(timings),
+            "_loadID": .string(entry.loadID.uuidString),
+            "_attempt": .int(entry.attempt),
+        ]
+        return .object(members)
     }
 
-    struct PostData: Encodable {
-        var mimeType: String
-        var text: String
-        var _encoding: String?
-    }
-
-    struct Response: Encodable {
-        var status: Int
-        var statusText: String
-        var httpVersion = "HTTP/1.1"
-        var cookies: [NameValue] = []
-        var headers: [NameValue]
-        var content: Content
-        var redirectURL: String
-        var headersSize = -1
-        var bodySize = -1
-        var _error: String?
-
-        init(_ response: Cassette.Response?, failure: Cassette.Failure?) {
-            status = response?.status.rawValue ?? 0
-            statusText = response?.status.reasonPhrase ?? ""
-            headers = response?.headers.map { NameValue(name: $0.name, value: $0.value) } ?? []
-            content = Content(response?.body, mimeType: response?.headers["Content-Type"])
-            redirectURL = response?.headers["Location"] ?? ""
-            _error = failure.map { "\($0.code): \($0.message)" }
-        }
-    }
-
-    struct Content: Encodable {
-        var size: Int
-        var mimeType: String
-        var text: String?
-        var encoding: String?
-
-        init(_ body: Cassette.Body?, mimeType: String?) {
-            self.mimeType = mimeType ?? (body == nil ? "x-unknown" : "application/octet-stream")
-            size = body?.data.count ?? 0
+    static func request(_ request: Cassette.Request) -> HAR {
+        var members: [String: HAR] = [
+            "method": .string(request.method.rawValue),
+            "url": .string(uriText(request.url)),
+            "httpVersion": .string("HTTP/1.1"),
+            "cookies": .array([]),
+            "headers": .array(request.headers.map { nameValue($0.name, $0.value) }),
+            "queryString": .array(queryItems(of: request.url)),
+            "headersSize": .int(-1),
+            "bodySize": .int(request.body?.data.count ?? 0),
+        ]
+        if let body = request.body {
+            var postData: [String: HAR] = [
+                "mimeType": .string(request.headers["Content-Type"] ?? "application/octet-stream")
+            ]
             switch body {
-            case .text(let text)?: self.text = text
-            case .binary(let data)?:
-                text = data.base64EncodedString()
-                encoding = "base64"
-            case nil: break
+            case .text(let text):
+                postData["text"] = .string(text)
+            case .binary(let data):
+                postData["text"] = .string(data.base64EncodedString())
+                postData["_encoding"] = .string("base64")
             }
+            members["postData"] = .object(postData)
         }
+        return .object(members)
     }
 
-    struct Cache: Encodable {}
+    static func response(_ response: Cassette.Response?, failure: Cassette.Failure?) -> HAR {
+        var members: [String: HAR] = [
+            "status": .int(response?.status.rawValue ?? 0),
+            "statusText": .string(response?.status.reasonPhrase ?? ""),
+            "httpVersion": .string("HTTP/1.1"),
+            "cookies": .array([]),
+            "headers": .array(response?.headers.map { nameValue($0.name, $0.value) } ?? []),
+            "content": content(response?.body, mimeType: response?.headers["Content-Type"]),
+            "redirectURL": .string(response?.headers["Location"] ?? ""),
+            "headersSize": .int(-1),
+            "bodySize": .int(-1),
+        ]
+        if let failure { members["_error"] = .string("\(failure.code): \(failure.message)") }
+        return .object(members)
+    }
 
-    struct Timings: Encodable {
-        var send: Double
-        var wait: Double
-        var receive: Double
+    static func content(_ body: Cassette.Body?, mimeType: String?) -> HAR {
+        var members: [String: HAR] = [
+            "size": .int(body?.data.count ?? 0),
+            "mimeType": .string(mimeType ?? (body == nil ? "x-unknown" : "application/octet-stream")),
+        ]
+        switch body {
+        case .text(let text)?:
+            members["text"] = .string(text)
+        case .binary(let data)?:
+            members["text"] = .string(data.base64EncodedString())
+            members["encoding"] = .string("base64")
+        case nil: break
+        }
+        return .object(members)
+    }
+
+    static func nameValue(_ name: String, _ value: String) -> HAR {
+        .object(["name": .string(name), "value": .string(value)])
     }
 
     /// The URL with every character a URI does not allow percent-encoded: a redacted value's `<` and `>`, a space.
@@ -169,7 +161,7 @@ private struct HAR: Encodable {
     }
 
     /// The URL's query items, decoded.
-    static func queryItems(of url: String) -> [NameValue] {
+    static func queryItems(of url: String) -> [HAR] {
         var url = Substring(url)
         if let fragment = url.firstIndex(of: "#") { url = url[..<fragment] }
         guard let mark = url.firstIndex(of: "?") else { return [] }
@@ -179,7 +171,7 @@ private struct HAR: Encodable {
                 let plain = text.replacingOccurrences(of: "+", with: " ")
                 return PercentEncoding.decode(plain) ?? plain
             }
-            return NameValue(name: decode(parts[0]), value: parts.count > 1 ? decode(parts[1]) : "")
+            return nameValue(decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
         }
     }
 
