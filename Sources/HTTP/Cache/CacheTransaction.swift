@@ -280,6 +280,7 @@ struct CacheTransaction {
     }
 
     /// The result of the request sent last came back at `now`.
+    @inline(never)  // called in each async piece of `Cache`'s exchange loop: one copy, not one per piece
     mutating func received(_ result: HTTPResult, now: Date) -> ResultAction {
         switch state {
         case .invalidating(let key):
