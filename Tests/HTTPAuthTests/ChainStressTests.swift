@@ -6,13 +6,13 @@ import Testing
 /// The exactly-once contract over whole chains in random orders: a thousand loads through ResetGuard, Auth
 /// (OAuth and BasicAuth), Retry, Throttle, ApplyEnvironment, Recorder, Deduplicate, CircuitBreaker, Cache and
 /// FollowRedirects — and WritingALoader.md's `Gate`, a loader written from the article alone, opened and closed at
-/// random — above a MockLoader that answers after a random delay, and fails and redirects at random, while
+/// random, and its `RetryOnceWhenUnavailable` — above a MockLoader that answers after a random delay, and fails and redirects at random, while
 /// tasks are cancelled and the chain is reset several times, in both modes, at random moments. Runs under ThreadSanitizer in the test command. After a reset the loaders have no credentials
 /// and no delegate: authenticated requests then fail with `.cannotAuthenticate`.
 @Suite(.noHang) struct ChainStressTests {
     enum Link: CaseIterable {
         case resetGuard, auth, retry, throttle, environment, recorder, deduplicate, circuitBreaker, cache
-        case followRedirects, articleGate
+        case followRedirects, articleGate, articleRetry
     }
 
     @Test(arguments: 0..<4)
@@ -79,6 +79,7 @@ import Testing
             case .cache: cache
             case .followRedirects: FollowRedirects()
             case .articleGate: gate
+            case .articleRetry: RetryOnceWhenUnavailable()
             }
         }
         loaders.append(terminal)

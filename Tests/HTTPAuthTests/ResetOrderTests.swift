@@ -95,6 +95,8 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
         case resetGuard, auth, retry, throttle, recorder, deduplicate, circuitBreaker, cache, followRedirects
         /// WritingALoader.md's `Gate`, closed: a loader written from the article alone, holding what reaches it.
         case articleGate
+        /// WritingALoader.md's `RetryOnceWhenUnavailable`: written from the article alone, it sends again after a 503.
+        case articleRetry
     }
 
     /// The links the first chains had, whose every order is tested.
@@ -192,6 +194,7 @@ private final class GatedTerminal: HTTPLoader, @unchecked Sendable {
                 case .articleGate:
                     gate.close()
                     loaders.append(gate)
+                case .articleRetry: loaders.append(RetryOnceWhenUnavailable())
                 }
             }
             loaders.append(terminal)

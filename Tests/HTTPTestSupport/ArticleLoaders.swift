@@ -127,3 +127,15 @@ package final class Gate: HTTPLoader, @unchecked Sendable {
         return state.held.map(\.continuation)
     }
 }
+
+// WritingALoader.md, "Send again after an answer: count the whole load".
+/// Sends a request once more when the server answers `503 Service Unavailable` and its body can be sent again.
+package final class RetryOnceWhenUnavailable: HTTPLoader, @unchecked Sendable {  // Sendable: it has no state
+    package override func load(_ request: HTTPRequest) async -> HTTPResult {
+        await withLoadCounted {
+            let first = await super.load(request)
+            guard first.response?.status == .serviceUnavailable, request.body.isReplayable else { return first }
+            return await super.load(request)  // refused if a reset has begun since the first answer
+        }
+    }
+}

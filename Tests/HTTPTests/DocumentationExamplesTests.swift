@@ -295,7 +295,7 @@ extension DocumentationExamplesTests {
 
 // MARK: - WritingALoader.md
 
-// WritingALoader.md's `RequestsPerHost` and `Gate` are in Tests/HTTPTestSupport/ArticleLoaders.swift, so that the
+// WritingALoader.md's `RequestsPerHost`, `Gate` and `RetryOnceWhenUnavailable` are in Tests/HTTPTestSupport/ArticleLoaders.swift, so that the
 // reset-order and stress tests of every target can put them in their chains.
 
 extension DocumentationExamplesTests {
@@ -326,6 +326,34 @@ extension DocumentationExamplesTests {
                 codes.enumerated().allSatisfy { index, code in code == (index.isMultiple(of: 2) ? .cancelled : nil) })
             #expect(mock.receivedRequests.count == 100)
             #expect(gate.heldCount == 0)
+        }
+
+        @Test func retryOnceWhenUnavailableSendsAgainOnlyAfterA503() async {
+            // WritingALoader.md, "Send again after an answer: count the whole load".
+            let mock = MockLoader().then(status: .serviceUnavailable).then(status: .ok).then(status: .notFound)
+            let retry = RetryOnceWhenUnavailable()
+            retry --> mock
+            #expect(await retry.load(HTTPRequest(host: "api.example.com")).response?.status == .ok)
+            #expect(await retry.load(HTTPRequest(host: "api.example.com")).response?.status == .notFound)
+            #expect(mock.receivedRequests.count == 3)
+        }
+
+        @Test func retryOnceWhenUnavailableAtTheHeadSendsNothingOnceAResetHasBegun() async throws {
+            let gate = GateLoader()
+            let retry = RetryOnceWhenUnavailable()
+            retry --> gate
+            let load = Task { await retry.load(HTTPRequest(host: "api.example.com")) }
+            try await gate.waitForRunning(1)
+            let reset = Task { await retry.reset() }
+            try await eventually { retry.isResetting }
+            // Counted at the head too: the reset waits for the whole load, not only for the attempt in flight.
+            #expect(retry.participation.inFlight.runningCount == 1)
+            gate.releaseOldest(with: .serviceUnavailable)
+
+            let result = try await load.finished()
+            try await reset.finished()
+            #expect(result.error?.code == .resetInProgress)
+            #expect(gate.arrivals.count == 1)
         }
     }
 }

@@ -485,13 +485,50 @@ private final class ScriptedTerminal: HTTPLoader, @unchecked Sendable {
         #expect(gate.arrivals.count == 1)
     }
 
+    @Test func atTheHeadOfAChainAResetWaitsForTheDecisionAboutAHopsAnswer() async throws {
+        let gate = AnsweringGate()
+        let follow = FollowRedirects()
+        follow --> gate  // no ResetGuard above: FollowRedirects' own loads are counted by FollowRedirects
+        let deciding = ThreadLatch()
+        defer { deciding.release() }
+        var request = HTTPRequest(url: Self.start)
+        request.redirectPolicy = .decide { hop in
+            deciding.arriveAndWait()
+            return .follow(hop.nextRequest)
+        }
+        // On a thread of its own: the latch holds it while FollowRedirects decides.
+        let inFlight = Task(executorPreference: DedicatedThreadExecutor()) { await follow.load(request) }
+        try await eventually { gate.waitingCount == 1 }
+        gate.answerOldest { HTTPResponse(request: $0, status: .found, headers: ["Location": "/next"]).result }
+        try await eventually { deciding.arrivalCount == 1 }
+
+        // The hop's answer has returned, so nothing is in flight below FollowRedirects: only its own count keeps
+        // the reset from ending before the decision is made.
+        let resetDone = Box(false)
+        let reset = Task {
+            await follow.reset()
+            resetDone.withLock { $0 = true }
+        }
+        try await eventually { follow.isResetting }
+        #expect(follow.participation.inFlight.runningCount == 1)
+        #expect(gate.participation.inFlight.runningCount == 0)
+        #expect(!resetDone.value, "a draining reset returned while the head decided about a hop")
+        deciding.release()
+
+        let result = try await inFlight.finished()
+        try await reset.finished()
+        #expect(!deciding.timedOut)
+        #expect(result.error?.code == .resetInProgress)
+        #expect(result.error?.response?.status == .found)
+        #expect(gate.arrivals.map(\.path) == ["/start"])
+    }
+
     @Test func duringAResetNewLoadsAreRefusedAndLoadsInFlightSendNoFurtherHop() async throws {
         let gate = AnsweringGate()
         let follow = FollowRedirects()
-        // A reset counts the loads a loader was handed by the loader above it; the head's own are counted only under
-        // a ResetGuard. Without one, the reset could end between the hop's answer and FollowRedirects' look at it
-        // (CI's load check once saw that: the next hop went out after the reset and waited at the gate for ever).
-        let chain = ResetGuard() --> follow --> gate
+        // FollowRedirects heads the chain: the reset waits for its loads because it counts them itself (CI's load check
+        // once saw the next hop go out after a reset that had ended between a hop's answer and the decision about it).
+        let chain = follow --> gate
         let inFlight = Task { await chain.load(HTTPRequest(url: Self.start)) }
         try await eventually { gate.waitingCount == 1 }
 

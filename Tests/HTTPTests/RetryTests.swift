@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import HTTPTestSupport
 import Testing
 
 @Suite(.noHang) struct RetryTests {
@@ -213,6 +214,46 @@ import Testing
         #expect(result.error?.response?.status == .serviceUnavailable)
         #expect(chain.waitingCount == 0)
         #expect(mock.receivedRequests.count == 1)
+    }
+
+    /// Holds the thread deciding about an attempt until the test releases it, then retries at once.
+    private struct HeldDecision: HTTPRetryStrategy {
+        let latch: ThreadLatch
+        func retryDecision(for result: HTTPResult, context: RetryContext) -> RetryDecision {
+            latch.arriveAndWait()
+            return context.attempt < 2 ? .retry(after: .zero) : .doNotRetry
+        }
+    }
+
+    @Test func atTheHeadOfAChainAResetWaitsForTheDecisionAboutAnAttempt() async throws {
+        let gate = GateLoader()
+        let deciding = ThreadLatch()
+        defer { deciding.release() }
+        let chain = retry(HeldDecision(latch: deciding))
+        chain --> gate  // no ResetGuard above: Retry's own loads are counted by Retry
+        // On a thread of its own: the latch holds it while Retry decides.
+        let request = request()
+        let load = Task(executorPreference: DedicatedThreadExecutor()) { await chain.load(request) }
+        try await gate.waitForRunning(1)
+        gate.releaseOldest(with: .serviceUnavailable)
+        try await eventually { deciding.arrivalCount == 1 }
+
+        let resetDone = Locked(false)
+        let reset = Task {
+            await chain.reset()
+            resetDone.withLock { $0 = true }
+        }
+        try await eventually { chain.isResetting }
+        #expect(!resetDone.value, "a draining reset returned while the head decided about an attempt")
+        deciding.release()
+
+        let result = try await load.finished()
+        try await reset.finished()
+        #expect(!deciding.timedOut)
+        #expect(result.error?.code == .resetInProgress)
+        #expect(result.error?.response?.status == .serviceUnavailable)
+        #expect(gate.resets == 1)
+        #expect(chain.waitingCount == 0)
     }
 
     @Test func resetFailsWaitingRetriesAndWaitsForAttemptsInFlight() async throws {

@@ -113,6 +113,33 @@ open class HTTPLoader: @unchecked Sendable {
         return await next.load(request)
     }
 
+    /// Runs `load` — one load of this loader — counted in flight at this loader, so that a draining reset waits for
+    /// all of it, not only for the requests it hands on.
+    ///
+    /// A reset counts a load at a loader when the loader above hands it over, so the loads of a chain's head are not
+    /// counted. That is harmless for a loader that hands each load on once; one that sends again after an answer —
+    /// the next hop of a redirect, another attempt, a replay with a new credential — wraps its ``load(_:)`` in this,
+    /// so that at the head of a chain too a reset cannot end between an answer and the loader's decision about it,
+    /// and the next request cannot go out after the reset has returned:
+    ///
+    /// ```swift
+    /// override func load(_ request: HTTPRequest) async -> HTTPResult {
+    ///     await withLoadCounted {
+    ///         let first = await loadNext(request)
+    ///         guard first.response?.status == .serviceUnavailable else { return first }
+    ///         return await loadNext(request)  // refused if a reset has begun meanwhile
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// A load the loader holds waiting must still be failed in ``failHeldLoads(_:)``: the reset waits for it.
+    @inlinable
+    public final func withLoadCounted(_ load: () async -> HTTPResult) async -> HTTPResult {
+        participation.inFlight.begin()
+        defer { participation.inFlight.end() }
+        return await load()
+    }
+
     /// Hands `request` to ``nextLoader`` without counting it there: for a loader's own requests that a reset
     /// abandons rather than waits for (an authorization flow the reset interrupted, whose late answer is ignored).
     /// It is refused during a reset like any other unless it is part of it.

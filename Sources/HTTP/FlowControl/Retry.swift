@@ -87,16 +87,18 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
             base.headers["Idempotency-Key"] = key
         }
         let strategy = request.retryStrategy ?? defaultStrategy
-
-        // The first attempt, in this small frame: a request waiting downstream (in a throttle, for a token)
-        // holds only this frame, not the larger one of the retry loop.
-        let result = await loadNext(base)
-        // The common case: a response the strategy never retries.
-        if case .success(let response) = result, !strategy.mayRetry(response.status) {
-            budget?.record(response.status)
-            return result
+        // Counted here, so that a reset waits for the decision about each attempt at the head of a chain too.
+        return await withLoadCounted {
+            // The first attempt, in this small frame: a request waiting downstream (in a throttle, for a token)
+            // holds only this frame, not the larger one of the retry loop.
+            let result = await loadNext(base)
+            // The common case: a response the strategy never retries.
+            if case .success(let response) = result, !strategy.mayRetry(response.status) {
+                budget?.record(response.status)
+                return result
+            }
+            return await retrying(base, after: result, strategy: strategy)
         }
-        return await retrying(base, after: result, strategy: strategy)
     }
 
     /// Decides about the first attempt's result, and retries while the strategy says so.

@@ -13,11 +13,12 @@
 /// class, ``HTTPLoader``, keeps that protocol (see ``HTTPLoader/reset(mode:)``). The guard holds nothing and
 /// overrides nothing; it makes the protocol visible at the head of a chain, in its description and to a reader.
 ///
-/// It also makes a draining reset wait for the loads of the loader below it. A reset counts a load at a loader when
-/// the loader above handed it over, so the loads of a chain's head are not counted: a reset waits for what the head
-/// sent on, not for what the head does after that returns. With `FollowRedirects` or `Retry` at the head, a reset
-/// can therefore end between a hop's answer and the head's decision about it, and the next hop goes out after the
-/// reset. Under a guard the head is a loader like the others, and the reset ends only after its loads have.
+/// It also makes a draining reset wait for all of each load of the loader below it. A reset counts a load at a loader
+/// when the loader above hands it over, so the loads of a chain's head are counted only by the head itself: the
+/// package's loaders that send again after an answer (``FollowRedirects``, ``Retry``, ``Cache``, the credential loaders)
+/// do (``HTTPLoader/withLoadCounted(_:)``), so a reset never ends between a hop's answer and their decision about
+/// it. A loader of your own that sends more than once per load and does not count its loads is safe at the head of
+/// a chain only under a guard.
 // Safety: it has no state of its own; the base class keeps its reset state behind locks and atomics.
 public final class ResetGuard: HTTPLoader, @unchecked Sendable {
     public override init() {}

@@ -97,9 +97,14 @@ public final class FollowRedirects: HTTPLoader, @unchecked Sendable {
     }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        let result = await loadNext(request)
-        guard case .success(let response) = result, RedirectRules.isFollowed(response.status) else { return result }
-        return await follow(response, of: request)
+        // Counted here, so that a reset waits for the decision about each hop's answer at the head of a chain too.
+        await withLoadCounted {
+            let result = await loadNext(request)
+            guard case .success(let response) = result, RedirectRules.isFollowed(response.status) else {
+                return result
+            }
+            return await follow(response, of: request)
+        }
     }
 
     /// Follows redirects from `response`, the answer to `request`, until a response is not one to follow.
