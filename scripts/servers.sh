@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Real local servers for the integration tests, the demo and the benchmarks: httpbin, an OpenID Connect
-# provider, nginx, five HTTPS servers with test certificates (one of them requiring a client certificate), a
-# download server, an event-stream server, a production-grade OAuth 2 / OpenID Connect authorization server
-# (django-oauth-toolkit) and two HTTP proxies (tinyproxy: one open, one asking for credentials).
+# provider (twice: with OIDC_TOKEN_LIFETIME's tokens and with long-lived ones), nginx, five HTTPS servers with
+# test certificates (one of them requiring a client certificate), a download server, an event-stream server, a
+# production-grade OAuth 2 / OpenID Connect authorization server (django-oauth-toolkit) and two HTTP proxies
+# (tinyproxy: one open, one asking for credentials).
 #
 #   scripts/servers.sh install             prepare the Python venv, and install nginx and tinyproxy if missing
 #   scripts/servers.sh run [--] CMD ARGS   start the servers, run CMD with HTTPBIN_URL, OIDC_ISSUER_URL,
-#                                          NGINX_URL, NGINX_H2_URL, TLS_SELF_SIGNED_URL, TLS_EXPIRED_URL,
-#                                          TLS_WRONG_NAME_URL, TLS_TRUSTED_URL, TLS_CLIENT_AUTH_URL,
-#                                          TLS_CA_FILE, DOWNLOADS_URL, EVENT_STREAM_URL,
-#                                          OAUTH_PROVIDER_URL, PROXY_URL, PROXY_LOG, PROXY_AUTH_URL,
-#                                          PROXY_AUTH_USERNAME, PROXY_AUTH_PASSWORD and PROXY_AUTH_LOG
-#                                          set, stop them, exit with CMD's status
+#                                          OIDC_LONG_LIVED_ISSUER_URL, NGINX_URL, NGINX_H2_URL,
+#                                          TLS_SELF_SIGNED_URL, TLS_EXPIRED_URL, TLS_WRONG_NAME_URL,
+#                                          TLS_TRUSTED_URL, TLS_CLIENT_AUTH_URL, TLS_CA_FILE, DOWNLOADS_URL,
+#                                          EVENT_STREAM_URL, OAUTH_PROVIDER_URL, PROXY_URL, PROXY_LOG,
+#                                          PROXY_AUTH_URL, PROXY_AUTH_USERNAME, PROXY_AUTH_PASSWORD and
+#                                          PROXY_AUTH_LOG set, stop them, exit with CMD's status
 #   scripts/servers.sh start               start them, print the export lines, wait for Ctrl-C
 #
 # Works from any directory. Needs bash, python3 (3.10+; with pip, or with venv's ensurepip) and,
@@ -38,6 +39,11 @@
 #   oidc-provider-mock 0.3.4 (Authlib 1.9.9, served by uvicorn 0.54.0):
 #     oidc-provider-mock --host 127.0.0.1 --port PORT [--token-max-age "$OIDC_TOKEN_LIFETIME"]
 #     (--token-max-age is the CLI's -e; without it tokens live 3600 s, the provider's default)
+#   and a second one as OIDC_LONG_LIVED_ISSUER_URL, always without --token-max-age (3600 s tokens, whatever
+#   OIDC_TOKEN_LIFETIME says; log oidc-provider-mock-long-lived.log): for the tests that need a token to stay
+#   valid while they use it, which on a busy machine (ThreadSanitizer beside other work) a 2 s token may not,
+#   and that drive expiry with the client's clock instead. OIDC_ISSUER_URL's short tokens are for the tests
+#   that need the server itself to reject an expired token.
 #   nginx (1.22.1 on Debian 12), with a config this script writes for each run into a folder of its
 #   own, .build/servers-nginx/run/ (run-PID while another servers.sh in this checkout has that one),
 #   which also holds the pid file, the access log (access.log), the temp folders and the document root,
@@ -142,8 +148,9 @@
 # the refresh_token grant always gets expires_in 3600, and its response carries no new refresh_token.
 #
 # Environment:
-#   OIDC_TOKEN_LIFETIME     access/ID token lifetime in seconds, for both OpenID Connect servers (default:
-#                           theirs, 3600)
+#   OIDC_TOKEN_LIFETIME     access/ID token lifetime in seconds, for oidc-provider-mock at OIDC_ISSUER_URL
+#                           and for django-oauth-toolkit (default: theirs, 3600); never for the one at
+#                           OIDC_LONG_LIVED_ISSUER_URL
 #   SERVERS_PYTHON          interpreter the venv is made from (default: python3)
 #   SERVERS_NGINX           the nginx binary (default: nginx on PATH, else /usr/sbin/nginx, else installed)
 #   SERVERS_TINYPROXY       the tinyproxy binary (default: tinyproxy on PATH, else /usr/bin or /usr/sbin, else
@@ -178,14 +185,15 @@ PORT_TRIES=3
 
 # The servers, by index: 0 = httpbin, 1 = the OpenID Connect provider, 2 = nginx, 3-6 = the HTTPS servers
 # (each named tls-<its certificate's file name>), 10 = the HTTPS server that requires a client certificate,
-# 11 and 12 = the proxies (probed with httpbin's /get through them).
+# 11 and 12 = the proxies (probed with httpbin's /get through them), 13 = the OpenID Connect provider with
+# long-lived tokens.
 SERVER_NAME=(httpbin oidc-provider-mock nginx tls-self-signed tls-expired tls-wrong-name tls-trusted downloads
-  event-stream oauth-provider tls-client-auth proxy proxy-auth)
+  event-stream oauth-provider tls-client-auth proxy proxy-auth oidc-provider-mock-long-lived)
 SERVER_PROBE=(/get /.well-known/openid-configuration /health /health /health /health /health /health /health
-  /o/.well-known/openid-configuration /health /get /get)
+  /o/.well-known/openid-configuration /health /get /get /.well-known/openid-configuration)
 # gunicorn's quick shutdown (its workers notice a TERM only after up to 1 s); nginx's fast shutdown; Python's
 # default for TERM, which ends the TLS servers at once
-SERVER_STOP_SIGNAL=(QUIT TERM TERM TERM TERM TERM TERM TERM TERM QUIT TERM TERM TERM)
+SERVER_STOP_SIGNAL=(QUIT TERM TERM TERM TERM TERM TERM TERM TERM QUIT TERM TERM TERM TERM)
 FIRST_TLS_SERVER=3
 TLS_TRUSTED_SERVER=6
 DOWNLOADS_SERVER=7
@@ -194,6 +202,7 @@ OAUTH_PROVIDER_SERVER=9
 TLS_CLIENT_AUTH_SERVER=10
 PROXY_SERVER=11
 PROXY_AUTH_SERVER=12
+OIDC_LONG_LIVED_SERVER=13
 SERVER_PID=()
 SERVER_PORT=()
 SERVER_LOG=()
@@ -212,13 +221,14 @@ usage() {
 usage: scripts/servers.sh install
        scripts/servers.sh run [--] CMD [ARGS...]
        scripts/servers.sh start
-Starts httpbin, oidc-provider-mock, nginx, five HTTPS servers with test certificates (one requiring a
-client certificate), a download server, an event-stream server, django-oauth-toolkit and two tinyproxy
-proxies on 127.0.0.1 (free ports) and hands their URLs over as HTTPBIN_URL, OIDC_ISSUER_URL, NGINX_URL,
-NGINX_H2_URL (nginx over HTTPS with HTTP/2), TLS_SELF_SIGNED_URL, TLS_EXPIRED_URL, TLS_WRONG_NAME_URL,
-TLS_TRUSTED_URL, TLS_CLIENT_AUTH_URL, DOWNLOADS_URL, EVENT_STREAM_URL, OAUTH_PROVIDER_URL, PROXY_URL and
-PROXY_AUTH_URL (with PROXY_AUTH_USERNAME and PROXY_AUTH_PASSWORD; the proxies' logs as PROXY_LOG and
-PROXY_AUTH_LOG), with the test CA's certificate as TLS_CA_FILE.
+Starts httpbin, oidc-provider-mock (twice), nginx, five HTTPS servers with test certificates (one requiring
+a client certificate), a download server, an event-stream server, django-oauth-toolkit and two tinyproxy
+proxies on 127.0.0.1 (free ports) and hands their URLs over as HTTPBIN_URL, OIDC_ISSUER_URL (tokens living
+OIDC_TOKEN_LIFETIME seconds), OIDC_LONG_LIVED_ISSUER_URL (tokens living 3600 s), NGINX_URL, NGINX_H2_URL
+(nginx over HTTPS with HTTP/2), TLS_SELF_SIGNED_URL, TLS_EXPIRED_URL, TLS_WRONG_NAME_URL, TLS_TRUSTED_URL,
+TLS_CLIENT_AUTH_URL, DOWNLOADS_URL, EVENT_STREAM_URL, OAUTH_PROVIDER_URL, PROXY_URL and PROXY_AUTH_URL (with
+PROXY_AUTH_USERNAME and PROXY_AUTH_PASSWORD; the proxies' logs as PROXY_LOG and PROXY_AUTH_LOG), with the
+test CA's certificate as TLS_CA_FILE.
 Environment: OIDC_TOKEN_LIFETIME, SERVERS_PYTHON, SERVERS_NGINX, SERVERS_TINYPROXY, SERVERS_READY_TIMEOUT.
 Logs: .build/servers-logs/.
 EOF
@@ -538,6 +548,7 @@ server_argv() {
                     --access-logfile - --error-logfile - httpbin:app) ;;
     1) SERVER_ARGV=("$VENV/bin/oidc-provider-mock" --host 127.0.0.1 --port "$2")
        [ -z "${OIDC_TOKEN_LIFETIME:-}" ] || SERVER_ARGV+=(--token-max-age "$OIDC_TOKEN_LIFETIME") ;;
+    13) SERVER_ARGV=("$VENV/bin/oidc-provider-mock" --host 127.0.0.1 --port "$2") ;;
     2) SERVER_ARGV=("$NGINX" -p "$NGINX_DIR/" -c nginx.conf -e stderr -g 'daemon off;') ;;
     7) SERVER_ARGV=("$VENV/bin/python" "$SCRIPT_DIR/download-server.py" --port "$2") ;;
     8) SERVER_ARGV=("$VENV/bin/python" "$SCRIPT_DIR/event-stream-server.py" --port "$2") ;;
@@ -563,7 +574,7 @@ server_argv() {
 bound_marker() {
   case $1 in
     0|9) printf 'Listening at: http://127.0.0.1:%s (' "${SERVER_PORT[$1]}" ;;
-    1) printf 'Uvicorn running on http://127.0.0.1:%s ' "${SERVER_PORT[$1]}" ;;
+    1|13) printf 'Uvicorn running on http://127.0.0.1:%s ' "${SERVER_PORT[$1]}" ;;
     2) printf 'start worker processes' ;;  # (logged once it has bound the port its config names)
     7) printf 'download-server listening on 127.0.0.1:%s' "${SERVER_PORT[$1]}" ;;
     8) printf 'Uvicorn running on http://127.0.0.1:%s ' "${SERVER_PORT[$1]}" ;;
@@ -779,11 +790,12 @@ start_servers() {
       esac
     done
   done
-  export HTTPBIN_URL OIDC_ISSUER_URL NGINX_URL NGINX_H2_URL TLS_SELF_SIGNED_URL TLS_EXPIRED_URL TLS_WRONG_NAME_URL \
-    TLS_TRUSTED_URL TLS_CLIENT_AUTH_URL TLS_CA_FILE DOWNLOADS_URL EVENT_STREAM_URL OAUTH_PROVIDER_URL \
+  export HTTPBIN_URL OIDC_ISSUER_URL OIDC_LONG_LIVED_ISSUER_URL NGINX_URL NGINX_H2_URL TLS_SELF_SIGNED_URL \
+    TLS_EXPIRED_URL TLS_WRONG_NAME_URL TLS_TRUSTED_URL TLS_CLIENT_AUTH_URL TLS_CA_FILE DOWNLOADS_URL EVENT_STREAM_URL OAUTH_PROVIDER_URL \
     PROXY_URL PROXY_LOG PROXY_AUTH_URL PROXY_AUTH_USERNAME PROXY_AUTH_PASSWORD PROXY_AUTH_LOG
   HTTPBIN_URL=$(server_url 0)
   OIDC_ISSUER_URL=$(server_url 1)
+  OIDC_LONG_LIVED_ISSUER_URL=$(server_url "$OIDC_LONG_LIVED_SERVER")
   NGINX_URL=$(server_url 2)
   NGINX_H2_URL=https://127.0.0.1:$NGINX_H2_PORT
   TLS_SELF_SIGNED_URL=$(server_url 3)
@@ -902,8 +914,10 @@ main() {
       trap 'on_signal TERM 143' TERM
       trap 'on_signal HUP 129' HUP
       start_servers
-      note "httpbin at $HTTPBIN_URL, oidc-provider-mock at $OIDC_ISSUER_URL, nginx at $NGINX_URL and $NGINX_H2_URL (HTTP/2)" \
-        "(logs: ${SERVER_LOG[0]#"$ROOT"/}, ${SERVER_LOG[1]#"$ROOT"/}, ${SERVER_LOG[2]#"$ROOT"/};" \
+      note "httpbin at $HTTPBIN_URL, oidc-provider-mock at $OIDC_ISSUER_URL (${OIDC_TOKEN_LIFETIME:-3600} s tokens)" \
+        "and at $OIDC_LONG_LIVED_ISSUER_URL (3600 s tokens), nginx at $NGINX_URL and $NGINX_H2_URL (HTTP/2)" \
+        "(logs: ${SERVER_LOG[0]#"$ROOT"/}, ${SERVER_LOG[1]#"$ROOT"/}," \
+        "${SERVER_LOG[$OIDC_LONG_LIVED_SERVER]#"$ROOT"/}, ${SERVER_LOG[2]#"$ROOT"/};" \
         "nginx's folder: ${NGINX_DIR#"$ROOT"/})"
       note "HTTPS with test certificates: self-signed at $TLS_SELF_SIGNED_URL, expired at $TLS_EXPIRED_URL," \
         "wrong name at $TLS_WRONG_NAME_URL, trusted by ${TLS_CA_FILE#"$ROOT"/} at $TLS_TRUSTED_URL," \
@@ -914,8 +928,9 @@ main() {
       note "tinyproxy at $PROXY_URL, and asking for credentials at $PROXY_AUTH_URL (logs: ${PROXY_LOG#"$ROOT"/}," \
         "${PROXY_AUTH_LOG#"$ROOT"/})"
       if [ "$command" = start ]; then
-        printf 'export HTTPBIN_URL=%s\nexport OIDC_ISSUER_URL=%s\nexport NGINX_URL=%s\nexport NGINX_H2_URL=%s\n' \
-          "$HTTPBIN_URL" "$OIDC_ISSUER_URL" "$NGINX_URL" "$NGINX_H2_URL"
+        printf 'export HTTPBIN_URL=%s\nexport OIDC_ISSUER_URL=%s\nexport OIDC_LONG_LIVED_ISSUER_URL=%s\n' \
+          "$HTTPBIN_URL" "$OIDC_ISSUER_URL" "$OIDC_LONG_LIVED_ISSUER_URL"
+        printf 'export NGINX_URL=%s\nexport NGINX_H2_URL=%s\n' "$NGINX_URL" "$NGINX_H2_URL"
         printf 'export TLS_SELF_SIGNED_URL=%s\nexport TLS_EXPIRED_URL=%s\nexport TLS_WRONG_NAME_URL=%s\n' \
           "$TLS_SELF_SIGNED_URL" "$TLS_EXPIRED_URL" "$TLS_WRONG_NAME_URL"
         printf 'export TLS_TRUSTED_URL=%s\nexport TLS_CLIENT_AUTH_URL=%s\nexport TLS_CA_FILE=%q\n' \
