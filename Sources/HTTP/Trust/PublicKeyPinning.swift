@@ -45,9 +45,6 @@ public struct PublicKeyPinning: ServerTrustEvaluator {
     /// Which certificates may carry a pinned key.
     public let scope: Scope
 
-    /// The digests of ``pins``.
-    private let digests: Set<Data>
-
     /// Creates an evaluator that requires one of `pins`.
     ///
     /// - Parameters:
@@ -58,7 +55,6 @@ public struct PublicKeyPinning: ServerTrustEvaluator {
     ///   that can never match would refuse every server.
     public init(pins: some Sequence<String>, scope: Scope = .anyCertificate) throws {
         var normalized: Set<String> = []
-        var digests: Set<Data> = []
         for pin in pins {
             var text = pin.trimmingCharacters(in: .whitespacesAndNewlines)
             if text.hasPrefix("sha256/") { text.removeFirst("sha256/".count) }
@@ -67,13 +63,11 @@ public struct PublicKeyPinning: ServerTrustEvaluator {
                     message: "'\(pin)' is not a pin: expected the base64 encoding of a 32-byte SHA-256 digest")
             }
             normalized.insert(digest.base64EncodedString())
-            digests.insert(digest)
         }
-        guard !digests.isEmpty else {
+        guard !normalized.isEmpty else {
             throw TLSConfigurationError(message: "no pins: a pin set without pins would refuse every server")
         }
         self.pins = normalized
-        self.digests = digests
         self.scope = scope
     }
 
@@ -83,17 +77,20 @@ public struct PublicKeyPinning: ServerTrustEvaluator {
     /// - Throws: ``Failure`` when no certificate in scope has a pinned key, or the chain is empty.
     public func evaluate(_ trust: ServerTrust) throws {
         let candidates = scope == .leafCertificate ? Array(trust.certificateChain.prefix(1)) : trust.certificateChain
+        // Each pin is the canonical base64 of its digest, as `presentedPins` writes a presented one.
         let presented = trust.certificateChain.map { certificate in
-            Result { () throws(TLSConfigurationError) -> Data in try Self.digest(forCertificate: certificate) }
+            Result { () throws(TLSConfigurationError) -> String in
+                try Self.digest(forCertificate: certificate).base64EncodedString()
+            }
         }
         for index in candidates.indices {
-            if case .success(let digest) = presented[index], digests.contains(digest) { return }
+            if case .success(let pin) = presented[index], pins.contains(pin) { return }
         }
         throw Failure(
             host: trust.host,
             port: trust.port,
             scope: scope,
-            presentedPins: presented.map { try? $0.get().base64EncodedString() },
+            presentedPins: presented.map { try? $0.get() },
             unreadableReasons: presented.map { result in
                 if case .failure(let error) = result { error.message } else { nil }
             }
