@@ -159,6 +159,11 @@ package struct OAuthStateMachine: Sendable {
 
     // MARK: - State
 
+    private final class ConfigurationBox: Sendable {
+        let value: OAuthConfiguration
+        init(value: OAuthConfiguration) { self.value = value }
+    }
+
     /// Indirect, so that it is one word.
     private indirect enum Phase: Sendable {
         /// No run.
@@ -241,7 +246,10 @@ package struct OAuthStateMachine: Sendable {
     }
 
     /// How the loader talks to its authorization server.
-    package let configuration: OAuthConfiguration
+    package var configuration: OAuthConfiguration { configurationBox.value }
+    /// The configuration, which never changes, held by reference: a copy of the machine (or of a loader's state that
+    /// holds one) copies one reference instead of the configuration's fields.
+    private let configurationBox: ConfigurationBox
     private let makeLoginSecrets: @Sendable () -> LoginSecrets
     private var phase = Phase.idle
     /// Whether the delegate's saved credentials were read (or replaced) already.
@@ -267,7 +275,7 @@ package struct OAuthStateMachine: Sendable {
         knowsSavedCredentials: Bool = false,
         makeLoginSecrets: @escaping @Sendable () -> LoginSecrets = LoginSecrets.random
     ) {
-        self.configuration = configuration
+        self.configurationBox = ConfigurationBox(value: configuration)
         self.makeLoginSecrets = makeLoginSecrets
         self.knowsSavedCredentials = knowsSavedCredentials
         if case .known(let known) = configuration.endpoints {
