@@ -119,19 +119,11 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
                 result = await loadNext(attempt)
             }
 
-            guard let delay = retryDelay(for: result, of: attempt, strategy: strategy) else {
-                return attemptNumber > 1 ? Self.counted(result, attempts: attemptNumber) : result
+            let delay: Duration
+            switch next(after: &result, of: attempt, attemptNumber: attemptNumber, strategy: strategy) {
+            case .finish(let final): return final
+            case .retry(after: let wait): delay = wait
             }
-            if !attempt.body.isReplayable {
-                return .failure(
-                    HTTPError(
-                        .bodyNotReplayable, request: attempt,
-                        message: "Retry would send attempt \(attemptNumber + 1), but the request's body "
-                            + "(\(type(of: attempt.body))) can be sent only once",
-                        response: result.response ?? result.error?.response, underlyingError: result.error))
-            }
-            result.response?.discardBody()
-            attempt.emit(.retryScheduled, result: result, delay: delay)
             switch await wait(delay) {
             case .elapsed:
                 attemptNumber += 1
@@ -148,6 +140,36 @@ public final class Retry: HTTPLoader, @unchecked Sendable {
                 return .failure(refusal(of: attempt, after: result))
             }
         }
+    }
+
+    /// What `retrying` does after attempt `attemptNumber` of `attempt` ended with `result`.
+    private enum Next {
+        case finish(HTTPResult)
+        /// Wait this long, then send the next attempt (the retry is scheduled: `result`'s body is discarded).
+        case retry(after: Duration)
+    }
+
+    /// Decides whether attempt `attemptNumber` is the last; when it is not, discards `result`'s body and reports the
+    /// retry to the request's observers.
+    @inline(never)  // one copy, not one in each of retrying's async pieces
+    private func next(
+        after result: inout HTTPResult, of attempt: HTTPRequest, attemptNumber: Int, strategy: any HTTPRetryStrategy
+    ) -> Next {
+        guard let delay = retryDelay(for: result, of: attempt, strategy: strategy) else {
+            return .finish(attemptNumber > 1 ? Self.counted(result, attempts: attemptNumber) : result)
+        }
+        if !attempt.body.isReplayable {
+            return .finish(
+                .failure(
+                    HTTPError(
+                        .bodyNotReplayable, request: attempt,
+                        message: "Retry would send attempt \(attemptNumber + 1), but the request's body "
+                            + "(\(type(of: attempt.body))) can be sent only once",
+                        response: result.response ?? result.error?.response, underlyingError: result.error)))
+        }
+        result.response?.discardBody()
+        attempt.emit(.retryScheduled, result: result, delay: delay)
+        return .retry(after: delay)
     }
 
     /// `result`, the last of `attempts`: a failure's message says how many attempts were made.
