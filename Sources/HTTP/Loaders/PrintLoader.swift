@@ -77,6 +77,13 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
         sink("→ \(tag) \(target)\(attempt)\(headerSuffix(request.headersIncludingBody))")
         let start = ContinuousClock.now
         let result = await loadNext(request)
+        logOutcome(of: result, tag: tag, target: target, start: start)
+        return result
+    }
+
+    /// Logs how a load ended; for a streamed response, also how its stream ends.
+    @inline(never)  // one copy, not one in each of load(_:)'s async pieces
+    private func logOutcome(of result: HTTPResult, tag: String, target: String, start: ContinuousClock.Instant) {
         let elapsed = HTTPMetrics.format(ContinuousClock.now - start)
         switch result {
         case .success(let response):
@@ -93,7 +100,7 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
             sink(
                 "← \(tag) \(response.status) \(target) · \(size) · \(elapsed)\(measured)\(headerSuffix(response.headers))"
             )
-            guard let body = response.bodyStream else { return result }
+            guard let body = response.bodyStream else { return }
             let head = "\(tag) \(response.status) \(target)"
             body.whenEnded { [sink, redaction] received, failure in
                 let size = Self.format(byteCount: received)
@@ -110,7 +117,6 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
                             + "\(redaction.display(text: error.message))\(cause ?? "")")
                 }
             }
-            return .success(response)
         case .failure(let error):
             let measured = Self.measurements(of: error.request, error.metrics ?? error.response?.metrics)
             let status = error.response.map { " (HTTP \($0.status))" } ?? ""
@@ -118,7 +124,6 @@ public final class PrintLoader: HTTPLoader, @unchecked Sendable {
             let message = redaction.display(text: error.message)
             sink("✕ \(tag) \(error.code) \(target) · \(elapsed)\(measured) — \(message)\(status)\(cause)")
         }
-        return result
     }
 
     /// `"213 bytes"` below a kilobyte; `"12.0 KB"`, `"1.2 MB"`, `"2.50 GB"` (decimal units) above.
