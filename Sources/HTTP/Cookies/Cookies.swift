@@ -163,24 +163,26 @@ public final class Cookies: HTTPLoader, @unchecked Sendable {
         var sent = request
         if let field { sent.headers["Cookie"] = Self.merging(field, into: request.headers.values(for: "Cookie")) }
         let result = await loadNext(sent)
+        receiveCookies(of: result, for: request)
+        return result
+    }
+
+    /// Stores the cookies the response to `request` sets, and starts saving them if that changed the persistent ones.
+    @inline(never)  // one copy, not one in each of load(_:)'s async pieces
+    private func receiveCookies(of result: HTTPResult, for request: HTTPRequest) {
         let response: HTTPResponse?
         switch result {
         case .success(let received): response = received
         case .failure(let error): response = error.response
         }
-        if let response {
-            let lines = response.headers.values(for: "Set-Cookie")
-            if !lines.isEmpty {
-                let receivedAt = now()
-                let save = state.withLock { state -> Bool in
-                    let before = Self.persistentCookies(of: state.jar)
-                    guard state.jar.receive(lines, for: request, now: receivedAt) > 0 else { return false }
-                    return scheduleSaveIfChanged(from: before, in: &state)
-                }
-                if save { startSaver() }
-            }
+        guard let lines = response?.headers.values(for: "Set-Cookie"), !lines.isEmpty else { return }
+        let receivedAt = now()
+        let save = state.withLock { state -> Bool in
+            let before = Self.persistentCookies(of: state.jar)
+            guard state.jar.receive(lines, for: request, now: receivedAt) > 0 else { return false }
+            return scheduleSaveIfChanged(from: before, in: &state)
         }
-        return result
+        if save { startSaver() }
     }
 
     /// The request's own `Cookie` lines, then the jar's cookies whose names they do not set.
