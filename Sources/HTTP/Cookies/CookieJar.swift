@@ -175,17 +175,21 @@ public struct CookieJar: Sendable {
         for cookie in cookies { perDomain[cookie.domain, default: 0] += 1 }
         if perDomain.values.contains(where: { $0 > maximumCookiesPerDomain }) {
             for (domain, count) in perDomain where count > maximumCookiesPerDomain {
-                let oldest = cookies.indices.filter { cookies[$0].domain == domain }
-                    .sorted { (cookies[$0].lastAccessDate, $0) < (cookies[$1].lastAccessDate, $1) }
-                    .prefix(count - maximumCookiesPerDomain)
-                for index in oldest.sorted(by: >) { cookies.remove(at: index) }
+                removeLeastRecentlyUsed(
+                    count - maximumCookiesPerDomain, of: cookies.indices.filter { cookies[$0].domain == domain })
             }
         }
         if cookies.count > maximumCookies {
-            let oldest = cookies.indices.sorted { (cookies[$0].lastAccessDate, $0) < (cookies[$1].lastAccessDate, $1) }
-                .prefix(cookies.count - maximumCookies)
-            for index in oldest.sorted(by: >) { cookies.remove(at: index) }
+            removeLeastRecentlyUsed(cookies.count - maximumCookies, of: Array(cookies.indices))
         }
+    }
+
+    /// Removes the `count` least recently used of the cookies at `indices`, the earlier stored first among equally
+    /// recent ones.
+    private mutating func removeLeastRecentlyUsed(_ count: Int, of indices: [Int]) {
+        let oldest = indices.sorted { (cookies[$0].lastAccessDate, $0) < (cookies[$1].lastAccessDate, $1) }.prefix(
+            count)
+        for index in oldest.sorted(by: >) { cookies.remove(at: index) }
     }
 
     // MARK: Sending
