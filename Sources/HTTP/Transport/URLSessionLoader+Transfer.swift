@@ -144,7 +144,9 @@ final class TransferContext: Sendable {
     /// ends with that error, which carries the transfer's metrics up to then.
     private func startDeadline(after timeout: Duration) -> any DispatchSourceTimer {
         let timer = DispatchSource.makeTimerSource(queue: .global())
-        let nanoseconds = Int(clamping: Int64(min(max(timeout.seconds, 0), 7 * 24 * 3_600) * 1e9))
+        let week: Double = 7 * 24 * 3_600
+        let seconds: Double = min(max(timeout.seconds, 0), week)
+        let nanoseconds = Int(clamping: Int64(seconds * 1e9))
         timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(1))
         timer.setEventHandler { [weak self] in self?.send(.timeOut(at: .now)) }
         timer.resume()
