@@ -211,6 +211,57 @@ struct KindFilter: HTTPEventObserver {
         #expect(result.response?.request.loadID == finishes.recorder.all.first?.loadID)
     }
 
+    @Test func theLastEventIsMadeOnlyForAnObserverInterestedInTheLoadsOutcome() async {
+        /// Interested in the finish of a failed load only, as a logger that writes failures and filters successes.
+        struct FailuresOnly: HTTPEventObserver {
+            let recorder = EventRecorder()
+            let asked = Locked<[Bool]>([])
+            func isInterested(in kind: HTTPEvent.Kind) -> Bool { kind == .loadFinished }
+            func isInterested(in kind: HTTPEvent.Kind, result: HTTPResult) -> Bool {
+                asked.withLock { $0.append(result.error != nil) }
+                return kind == .loadFinished && result.error != nil
+            }
+            func handle(_ event: HTTPEvent) {
+                #expect(event.result?.error != nil, "handed the finish of a load that succeeded")
+                recorder.handle(event)
+            }
+        }
+        let failures = FailuresOnly()
+        let kindsOnly = KindFilter(kinds: [.loadFinished])  // the default: asked by kind alone
+        let chain = Observe(failures, kindsOnly) --> MockLoader().then(status: .ok).then(failWith: .cannotConnect)
+
+        _ = await chain.load(HTTPRequest(host: "example.com"))
+        let failed = await chain.load(HTTPRequest(host: "example.com"))
+
+        #expect(failures.asked.value == [false, true])
+        #expect(failures.recorder.all.map(\.loadID) == [failed.error?.request.loadID])
+        #expect(kindsOnly.recorder.kinds == [.loadFinished, .loadFinished])
+    }
+
+    @Test func kindsCompareByNameWhereverTheyWereMade() {
+        let builtIn: [HTTPEvent.Kind] = [
+            .loadStarted, .attemptStarted, .responseHeadReceived, .attemptFinished, .retryScheduled, .redirectFollowed,
+            .loadFinished, .credentialObtained, .credentialRefreshed, .credentialFailed,
+        ]
+        #expect(Set(builtIn).count == builtIn.count)
+        for kind in builtIn {
+            let named = HTTPEvent.Kind(rawValue: kind.rawValue)
+            #expect(named == kind && kind == named)
+            #expect(named.hashValue == kind.hashValue)
+            #expect(Set([named, kind]).count == 1)
+            #expect(builtIn.filter { $0 == named }.count == 1)
+        }
+        let custom = HTTPEvent.Kind(rawValue: "queued")
+        #expect(custom == HTTPEvent.Kind(rawValue: "queued"))
+        #expect(custom != HTTPEvent.Kind(rawValue: "Queued"))
+        #expect(!builtIn.contains(custom))
+        #expect(HTTPEvent.Kind(rawValue: "loadstarted") != .loadStarted)
+        switch HTTPEvent.Kind(rawValue: "loadFinished") {
+        case .loadFinished: break
+        default: Issue.record("a kind made from a built-in name does not match it in a switch")
+        }
+    }
+
     @Test func anObserveWithoutObserversStampsTheLoadAndReportsNothing() async throws {
         let mock = MockLoader().then(status: .ok)
         let result = await (Observe([]) --> mock).load(HTTPRequest(host: "example.com"))

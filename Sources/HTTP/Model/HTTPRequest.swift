@@ -28,9 +28,6 @@ public struct HTTPRequest: Sendable {
         /// by identity is faster than a dictionary for the handful of options a request carries, and the
         /// box's type is known from the key, so reading an option needs no dynamic cast.
         @usableFromInline var options: [(key: ObjectIdentifier, box: any AnyObject & Sendable)] = []
-        /// The load's identity and observers (HTTPRequest+Observation.swift): apart from `options`, as every
-        /// observed load writes it and every event reads it.
-        var observation: LoadObservation?
         /// Set when the request was made from a URL that cannot be sent; such a request is never relative.
         var unusableURL: UnusableURL?
         var scheme: String
@@ -52,15 +49,14 @@ public struct HTTPRequest: Sendable {
     /// Usable from inlinable code, as are ``Fields`` and `OptionBox`: the option subscript's getter reads them.
     @usableFromInline var storage: CopyOnWriteBox<Fields>
 
+    /// The load's identity and observers, stamped by the observing loaders (HTTPRequest+Observation.swift). Beside
+    /// the storage rather than in it: stamping a load then costs no copy of the storage (the caller keeps the
+    /// request it passed), and every event reads it without going through the box.
+    var observation: LoadObservation?
+
     /// The storage, copied first when another request shares it.
     private mutating func uniqueStorage() -> CopyOnWriteBox<Fields> {
         CopyOnWriteBox.unique(&storage)
-    }
-
-    /// The load's identity and observers, stamped by the observing loaders (HTTPRequest+Observation.swift).
-    var observation: LoadObservation? {
-        get { storage.value.observation }
-        set { uniqueStorage().value.observation = newValue }
     }
 
     /// Identifies this request; copies share it, so every attempt of a retried request has the same `id`.

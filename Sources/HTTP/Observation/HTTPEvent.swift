@@ -29,37 +29,62 @@ public struct HTTPEvent: Sendable {
     /// What happened. New kinds may be added; loaders outside this module may define their own.
     public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
+        /// The number of a kind this module defines (its position in ``builtInNames``, from 1), or 0 for one defined
+        /// elsewhere: two built-in kinds compare by number, which observers do for every event of every load.
+        private let code: UInt8
 
         public init(rawValue: String) {
             self.rawValue = rawValue
+            self.code = Self.builtInNames.firstIndex(of: rawValue).map { UInt8($0 + 1) } ?? 0
+        }
+
+        /// A kind this module defines: its number and name, made without looking the name up.
+        private init(code: UInt8, _ name: String) {
+            self.rawValue = name
+            self.code = code
+        }
+
+        /// The kinds this module defines, in the order of their numbers.
+        private static let builtInNames = [
+            "loadStarted", "attemptStarted", "responseHeadReceived", "attemptFinished", "retryScheduled",
+            "redirectFollowed", "loadFinished", "credentialObtained", "credentialRefreshed", "credentialFailed",
+        ]
+
+        public static func == (lhs: Kind, rhs: Kind) -> Bool {
+            // A kind made from a built-in name has that kind's number, so numbers decide whenever one side has one.
+            lhs.code != 0 || rhs.code != 0 ? lhs.code == rhs.code : lhs.rawValue == rhs.rawValue
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(rawValue)
         }
 
         public var description: String { rawValue }
 
         /// A load entered the ``Observe`` loader: the first event of every load.
-        public static let loadStarted = Kind(rawValue: "loadStarted")
+        public static var loadStarted: Kind { Kind(code: 1, "loadStarted") }
         /// The terminal is handing an attempt to the transport.
-        public static let attemptStarted = Kind(rawValue: "attemptStarted")
+        public static var attemptStarted: Kind { Kind(code: 2, "attemptStarted") }
         /// The status and header fields of an attempt's response arrived; the body follows. Only transports that
         /// see the head before the body emit it.
-        public static let responseHeadReceived = Kind(rawValue: "responseHeadReceived")
+        public static var responseHeadReceived: Kind { Kind(code: 3, "responseHeadReceived") }
         /// An attempt's transfer ended, with a response or an error; ``HTTPEvent/metrics`` has its timings.
-        public static let attemptFinished = Kind(rawValue: "attemptFinished")
+        public static var attemptFinished: Kind { Kind(code: 4, "attemptFinished") }
         /// ``Retry`` will send the request again after ``HTTPEvent/delay``.
-        public static let retryScheduled = Kind(rawValue: "retryScheduled")
+        public static var retryScheduled: Kind { Kind(code: 5, "retryScheduled") }
         /// ``FollowRedirects`` follows a redirect: ``HTTPEvent/result`` is the `3xx`, ``HTTPEvent/request`` the
         /// request it sends next.
-        public static let redirectFollowed = Kind(rawValue: "redirectFollowed")
+        public static var redirectFollowed: Kind { Kind(code: 6, "redirectFollowed") }
         /// The load completed: the last event of every load.
-        public static let loadFinished = Kind(rawValue: "loadFinished")
+        public static var loadFinished: Kind { Kind(code: 7, "loadFinished") }
         /// An authentication loader (a `CredentialLoader` of `HTTPAuth`: OAuth, BasicAuth, a scheme of your own)
         /// obtained a credential in a flow this load started: a login, saved credentials read, a key fetched.
-        public static let credentialObtained = Kind(rawValue: "credentialObtained")
+        public static var credentialObtained: Kind { Kind(code: 8, "credentialObtained") }
         /// An authentication loader replaced a credential that was due or refused, in a flow this load started: a
         /// token refresh.
-        public static let credentialRefreshed = Kind(rawValue: "credentialRefreshed")
+        public static var credentialRefreshed: Kind { Kind(code: 9, "credentialRefreshed") }
         /// A credential flow this load started failed; ``HTTPEvent/result`` has the failure.
-        public static let credentialFailed = Kind(rawValue: "credentialFailed")
+        public static var credentialFailed: Kind { Kind(code: 10, "credentialFailed") }
     }
 
     /// What happened.

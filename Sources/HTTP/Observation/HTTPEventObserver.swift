@@ -20,7 +20,8 @@
 ///
 /// An observer that drops some kinds of event — a logger whose level filters them out, metrics without a backend —
 /// says so with ``isInterested(in:)``: the loaders then do not make those events for it, and a load whose observers
-/// want none of its events costs little more than an unobserved one.
+/// want none of its events costs little more than an unobserved one. One that wants a load's last event only for
+/// some outcomes (failures) says so with ``isInterested(in:result:)``.
 public protocol HTTPEventObserver: Sendable {
     /// Handles one event. Called synchronously where the event happens; never blocks, never throws.
     func handle(_ event: HTTPEvent)
@@ -35,27 +36,49 @@ public protocol HTTPEventObserver: Sendable {
     /// - Parameter kind: The kind of event about to be made.
     /// - Returns: `false` when ``handle(_:)`` would ignore every event of this kind.
     func isInterested(in kind: HTTPEvent.Kind) -> Bool
+
+    /// Whether ``handle(_:)`` would do anything with an event of `kind` that ends with `result` now: asked instead of
+    /// ``isInterested(in:)`` before the last event of a load (``HTTPEvent/Kind/loadFinished``) is made, whose outcome
+    /// is known by then.
+    ///
+    /// For an observer whose interest depends on the outcome — a logger that writes failures at a level it keeps and
+    /// successes at one it filters out — so that the event of a load nobody will log is never made. The default
+    /// implementation answers ``isInterested(in:)``.
+    func isInterested(in kind: HTTPEvent.Kind, result: HTTPResult) -> Bool
 }
 
 extension HTTPEventObserver {
     /// `true`: the observer receives every event.
     public func isInterested(in kind: HTTPEvent.Kind) -> Bool { true }
+
+    /// ``isInterested(in:)``: the outcome does not matter to the observer.
+    public func isInterested(in kind: HTTPEvent.Kind, result: HTTPResult) -> Bool { isInterested(in: kind) }
+
+    /// Whether the observer wants an event of `kind`, asking about `result` when the event has one known up front.
+    fileprivate func wants(_ kind: HTTPEvent.Kind, _ result: HTTPResult?) -> Bool {
+        guard let result else { return isInterested(in: kind) }
+        return isInterested(in: kind, result: result)
+    }
 }
 
 extension [any HTTPEventObserver] {
-    /// Hands the event `make` builds to the observers interested in `kind`, in order; builds it only if one is.
+    /// Hands the event `make` builds to the observers interested in `kind` (with `result`, when it is known before the
+    /// event is made), in order; builds it only if one is.
     ///
-    /// By index rather than through an iterator or a closure, which would copy each observer out of the array.
-    func deliver(_ kind: HTTPEvent.Kind, _ make: () -> HTTPEvent) {
-        var index = startIndex
-        while index < endIndex, !self[index].isInterested(in: kind) { index += 1 }
-        guard index < endIndex else { return }
-        let event = make()
-        self[index].handle(event)
-        index += 1
-        while index < endIndex {
-            if self[index].isInterested(in: kind) { self[index].handle(event) }
+    /// Through the array's buffer, whose elements are used in place: an element read from the array itself, by index
+    /// or through an iterator, is a copy of the observer (a retain and a release of a boxed one).
+    func deliver(_ kind: HTTPEvent.Kind, result: HTTPResult? = nil, _ make: () -> HTTPEvent) {
+        withUnsafeBufferPointer { observers in
+            var index = 0
+            while index < observers.count, !observers[index].wants(kind, result) { index += 1 }
+            guard index < observers.count else { return }
+            let event = make()
+            observers[index].handle(event)
             index += 1
+            while index < observers.count {
+                if observers[index].wants(kind, result) { observers[index].handle(event) }
+                index += 1
+            }
         }
     }
 }

@@ -66,7 +66,7 @@ public final class Observe: HTTPLoader, @unchecked Sendable {
         let start = ContinuousClock.now
         observers.deliver(.loadStarted) { HTTPEvent(kind: .loadStarted, loadID: id, request: observed, instant: start) }
         let result = await loadNext(observed)
-        observers.deliver(.loadFinished) {
+        observers.deliver(.loadFinished, result: result) {
             let end = ContinuousClock.now
             return HTTPEvent(
                 kind: .loadFinished, loadID: id, request: result.request, instant: end, result: result,

@@ -41,7 +41,7 @@ struct DeduplicationKey: Hashable, Sendable {
                 fields.headers.filter { field in !ignoredFields.contains { HTTPHeaders.namesMatch($0, field.name) } })
         }
         options = fields.options
-        loadID = fields.observation?.id
+        loadID = request.observation?.id
         var hasher = Hasher()
         Self.hashParts(method, scheme, host, port, path, query, headers, options, into: &hasher)
         hasher.combine(loadID)

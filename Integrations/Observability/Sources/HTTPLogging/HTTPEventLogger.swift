@@ -109,11 +109,15 @@ public struct HTTPEventLogger: HTTPEventObserver {
 
         /// The level of `event`.
         func level(of event: HTTPEvent) -> Logger.Level {
-            // Each case compares kinds' names: the kinds of every load come first.
-            switch event.kind {
+            level(of: event.kind, result: event.result)
+        }
+
+        func level(of kind: HTTPEvent.Kind, result: HTTPResult?) -> Logger.Level {
+            // The kinds of every load come first.
+            switch kind {
             case .attemptStarted, .attemptFinished: attempt
             case .loadStarted: loadStarted
-            case .loadFinished: level(ofFinished: event.result)
+            case .loadFinished: level(ofFinished: result)
             case .retryScheduled: retryScheduled
             case .redirectFollowed: redirectFollowed
             case .credentialObtained, .credentialRefreshed: credentialFlow
@@ -124,7 +128,7 @@ public struct HTTPEventLogger: HTTPEventObserver {
 
         /// The highest level an event of `kind` can have: for a load's finish, the highest of its outcomes'.
         func highestLevel(of kind: HTTPEvent.Kind) -> Logger.Level {
-            // Each case compares kinds' names: the kinds of every load come first.
+            // The kinds of every load come first.
             switch kind {
             case .attemptStarted, .attemptFinished: attempt
             case .loadStarted: loadStarted
@@ -172,6 +176,12 @@ public struct HTTPEventLogger: HTTPEventObserver {
     /// logger filters out, which are then never made.
     public func isInterested(in kind: HTTPEvent.Kind) -> Bool {
         handler.logLevel <= levels.highestLevel(of: kind)
+    }
+
+    /// Whether the event of a load that ended with `result` would be logged: a success below the logger's level is
+    /// not made at all.
+    public func isInterested(in kind: HTTPEvent.Kind, result: HTTPResult) -> Bool {
+        handler.logLevel <= levels.level(of: kind, result: result)
     }
 
     public func handle(_ event: HTTPEvent) {

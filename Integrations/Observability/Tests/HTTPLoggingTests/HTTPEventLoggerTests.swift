@@ -187,6 +187,26 @@ extension InMemoryLogHandler.Entry {
         #expect(interests(at: .warning, levels: chosen) == [.loadFinished])  // a 5xx is still a warning
     }
 
+    @Test func itIsInterestedInALoadsFinishOnlyWhenItsOutcomeReachesTheLoggersLevel() {
+        let request = HTTPRequest(host: "api.example.com")
+        let outcomes: [(HTTPResult, Logger.Level)] = [
+            (.success(HTTPResponse(request: request, status: .ok)), .debug),
+            (.success(HTTPResponse(request: request, status: .notFound)), .notice),
+            (.success(HTTPResponse(request: request, status: .badGateway)), .warning),
+            (.failure(HTTPError(.cannotConnect, request: request)), .error),
+            (.failure(HTTPError(.cancelled, request: request)), .debug),
+            (.failure(HTTPError(.resetInProgress, request: request)), .debug),
+        ]
+        for level in Logger.Level.allCases {
+            let observer = HTTPEventLogger(logger: inMemoryLogger(level: level).0)
+            for (result, logged) in outcomes {
+                #expect(
+                    observer.isInterested(in: .loadFinished, result: result) == (level <= logged),
+                    "logger at \(level), \(result.response?.status.rawValue ?? 0) \(result.error?.code.rawValue ?? "")")
+            }
+        }
+    }
+
     @Test func withOtherObserversInOneObserveEachGetsWhatItWouldAlone() async throws {
         let (logger, handler) = inMemoryLogger(level: .info)
         let recorder = KindRecorder()
