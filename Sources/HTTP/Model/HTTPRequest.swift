@@ -278,15 +278,18 @@ public struct HTTPRequest: Sendable {
             }
             return Option.defaultOptionValue
         }
-        set {
-            let key = ObjectIdentifier(option)
-            let box = OptionBox(newValue)
-            let storage = uniqueStorage()
-            if let index = storage.value.options.firstIndex(where: { $0.key == key }) {
-                storage.value.options[index].box = box
-            } else {
-                storage.value.options.append((key, box))
-            }
+        set { setOption(OptionBox(newValue), forKey: ObjectIdentifier(option)) }
+    }
+
+    /// Stores an option's box under its key: the option setter's one copy for every option type, which only boxes
+    /// the value.
+    @inline(never)
+    private mutating func setOption(_ box: any AnyObject & Sendable, forKey key: ObjectIdentifier) {
+        let storage = uniqueStorage()
+        if let index = storage.value.options.firstIndex(where: { $0.key == key }) {
+            storage.value.options[index].box = box
+        } else {
+            storage.value.options.append((key, box))
         }
     }
 }
