@@ -152,12 +152,14 @@ open class HTTPLoader: @unchecked Sendable {
 
     /// The failure of a load whose task was cancelled before this loader passed it on.
     @usableFromInline
+    @inline(never)  // rarely taken: one copy, not one in each async piece of every loader that forwards
     package final func cancelledBeforeSending(_ request: HTTPRequest) -> HTTPError {
         HTTPError(.cancelled, request: request, message: "cancelled before \(type(of: self)) passed it on")
     }
 
     /// The failure of a loader with no next loader to send a request to.
     @usableFromInline
+    @inline(never)  // rarely taken: one copy, not one in each async piece of every loader that forwards
     package final func endOfChain(_ request: HTTPRequest) -> HTTPError {
         HTTPError(
             .cannotConnect,
@@ -283,6 +285,7 @@ open class HTTPLoader: @unchecked Sendable {
 
     /// The failure of a load this loader refuses because a reset is under way: ``HTTPError/Code/resetInProgress``,
     /// naming the loader.
+    @inline(never)  // rarely taken: one copy, not one in each async piece of every loader that forwards
     public final func resetRefusal(of request: HTTPRequest) -> HTTPError {
         HTTPError(.resetInProgress, request: request, message: "refused by \(type(of: self)) while the chain resets")
     }
