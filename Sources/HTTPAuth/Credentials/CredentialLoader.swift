@@ -183,36 +183,36 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
             if request.isRedirectedToAnotherOrigin { return await loadNext(request) }
             return .failure(scope.refusal(of: request))
         }
-        // Counted, so that a reset waits for the request and its refusal before the scheme forgets the credential,
-        // also when this loader heads the chain.
-        participation.inFlight.begin()
-        defer { participation.inFlight.end() }
-        let grant: Machine.Grant
-        if let usable = usableGrant() {
-            grant = usable
-        } else {
-            switch await self.grant(refusing: nil, response: nil, for: request) {
-            case .send(let granted): grant = granted
-            case .refuse(let refusal): return failure(of: request, refusal, after: nil)
+        // Counted, so that a reset waits for the request, its refusal and its replay before the scheme forgets the
+        // credential, also when this loader heads the chain.
+        return await withLoadCounted {
+            let grant: Machine.Grant
+            if let usable = usableGrant() {
+                grant = usable
+            } else {
+                switch await self.grant(refusing: nil, response: nil, for: request) {
+                case .send(let granted): grant = granted
+                case .refuse(let refusal): return failure(of: request, refusal, after: nil)
+                }
             }
-        }
-        let result = await send(request, with: grant.credential)
-        guard case .success(let response) = result, scheme.isRefusal(response, of: request) else { return result }
-        guard request.body.isReplayable else {
-            return .failure(
-                HTTPError(
-                    .bodyNotReplayable, request: request,
-                    message: "the server refused \(scheme.credentialName) (\(response.status)), and the request's "
-                        + "body (\(type(of: request.body))) can be sent only once, so it cannot be replayed with "
-                        + "another credential",
-                    response: response))
-        }
-        switch await self.grant(refusing: grant.version, response: response, for: request) {
-        case .send(let replacement):
-            response.discardBody()
-            return await send(request, with: replacement.credential)
-        case .refuse(let refusal):
-            return failure(of: request, refusal, after: response)
+            let result = await send(request, with: grant.credential)
+            guard case .success(let response) = result, scheme.isRefusal(response, of: request) else { return result }
+            guard request.body.isReplayable else {
+                return .failure(
+                    HTTPError(
+                        .bodyNotReplayable, request: request,
+                        message: "the server refused \(scheme.credentialName) (\(response.status)), and the request's "
+                            + "body (\(type(of: request.body))) can be sent only once, so it cannot be replayed with "
+                            + "another credential",
+                        response: response))
+            }
+            switch await self.grant(refusing: grant.version, response: response, for: request) {
+            case .send(let replacement):
+                response.discardBody()
+                return await send(request, with: replacement.credential)
+            case .refuse(let refusal):
+                return failure(of: request, refusal, after: response)
+            }
         }
     }
 
