@@ -244,6 +244,10 @@ import Testing
             resetDone.withLock { $0 = true }
         }
         try await eventually { chain.isResetting }
+        // The attempt's answer has returned, so nothing is in flight below Retry: only its own count keeps the reset
+        // from ending before the decision is made.
+        #expect(chain.participation.inFlight.runningCount == 1)
+        #expect(gate.participation.inFlight.runningCount == 0)
         #expect(!resetDone.value, "a draining reset returned while the head decided about an attempt")
         deciding.release()
 
