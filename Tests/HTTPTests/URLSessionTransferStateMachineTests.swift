@@ -1,7 +1,7 @@
 import HTTPTestSupport
 import Testing
 
-@testable import HTTP
+@_spi(Transport) @testable import HTTP
 
 #if canImport(FoundationNetworking)
 import Foundation
@@ -16,29 +16,36 @@ import Foundation
 /// `S2` and `F2`. Times are seconds after `t0`: the task starts at 1, a head arrives at 2, bytes are sent at 3, a
 /// cancel comes at 4, the deadline at 5 and URLSession's end at 6.
 @Suite(.noHang) struct URLSessionTransferStateMachineTests {
-    final class FakeStream: Sendable {
-        let name: String
-        init(_ name: String) { self.name = name }
+    /// A named stand-in for the load's waiter, the task, its deadline or the download's file: the machine only holds
+    /// it and hands it back, so nothing here is ever called.
+    final class Fake: TransferWaiter, TransferTask, TransferTimer, TransferFile, CustomStringConvertible {
+        let description: String
+        init(_ name: String) { description = name }
+        func complete(with outcome: TransferContext.Outcome) {}
+        func cancel() {}
+        func suspend() {}
+        func resume() {}
+        func write(_ data: Data) throws {}
+        func close() throws {}
     }
 
-    enum Fake: URLSessionTransferResources {
-        typealias Waiter = String
-        typealias Task = String
-        typealias Timer = String
-        typealias Stream = FakeStream
-        typealias File = String
-        typealias Registration = Int
-    }
+    typealias Machine = URLSessionTransferStateMachine
 
-    typealias Machine = URLSessionTransferStateMachine<Fake>
+    /// Whether `value` is the fake named `name`.
+    static func isFake(_ value: Any?, named name: String) -> Bool { (value as? Fake)?.description == name }
 
     struct Failure: Error {}
 
     static let t0 = ContinuousClock.now
     static func at(_ seconds: Int) -> ContinuousClock.Instant { t0 + .seconds(seconds) }
-    static let stream = FakeStream("S")
-    static let otherStream = FakeStream("S2")
     static let url = URL(string: "https://example.com/file")!
+    static let stream = HTTPBodyStream(request: HTTPRequest(url: url))
+    static let otherStream = HTTPBodyStream(request: HTTPRequest(url: url))
+
+    /// The stream's name in the table: `S` for the one a state holds, `S2` for the one an event brings.
+    static func name(_ stream: HTTPBodyStream) -> String {
+        stream === Self.stream ? "S" : stream === otherStream ? "S2" : "another stream"
+    }
 
     static func head(_ status: Int) -> HTTPURLResponse {
         HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: [:])!
@@ -49,8 +56,8 @@ import Foundation
     /// The events a driver sends to start a task: the load waits, the task's end is watched, the task starts.
     static var startSteps: [Machine.Event] {
         [
-            .install("L"), .whenTaskEnds({}), .starting(HTTPMetrics(startDate: Date(), start: at(1))),
-            .started("T", timer: "D"),
+            .install(Fake("L")), .whenTaskEnds({}), .starting(HTTPMetrics(startDate: Date(), start: at(1))),
+            .started(Fake("T"), timer: Fake("D")),
         ]
     }
 
@@ -115,26 +122,26 @@ import Foundation
             return switch self {
             case .fresh: []
             case .cancelledFirst: [.cancel(at: at(4))]
-            case .installed: [.install("L")]
+            case .installed: [.install(Fake("L"))]
             case .running, .streamRunning, .fileRunning: start
             case .bodyArriving: start + [.headReceived(ok, stream: nil, at: at(2)), .received(bytes(10))]
             case .streamEarlyHead:
                 [
-                    .install("L"), .starting(HTTPMetrics(startDate: Date(), start: at(1))),
+                    .install(Fake("L")), .starting(HTTPMetrics(startDate: Date(), start: at(1))),
                     .headReceived(ok, stream: stream, at: at(2)),
                 ]
             case .streaming: start + [.headReceived(ok, stream: stream, at: at(2))]
             case .streamDropped: start  // the head comes with a stream that is dropped, below
-            case .fileWriting: start + [.headReceived(ok, stream: nil, at: at(2)), .fileOpened("F")]
+            case .fileWriting: start + [.headReceived(ok, stream: nil, at: at(2)), .fileOpened(Fake("F"))]
             case .fileFailed:
-                start + [.headReceived(ok, stream: nil, at: at(2)), .fileOpened("F"), .fileFailed(Failure())]
+                start + [.headReceived(ok, stream: nil, at: at(2)), .fileOpened(Fake("F")), .fileFailed(Failure())]
             case .fileOtherStatus: start + [.headReceived(head(404), stream: nil, at: at(2)), .received(bytes(10))]
-            case .stoppedBeforeStart: [.install("L"), .cancel(at: at(4))]
+            case .stoppedBeforeStart: [.install(Fake("L")), .cancel(at: at(4))]
             case .stopped: start + [.cancel(at: at(4))]
             case .timedOut: start + [.timeOut(at: at(5))]
             case .streamStopped: start + [.headReceived(ok, stream: stream, at: at(2)), .cancel(at: at(4))]
             case .fileStopped:
-                start + [.headReceived(ok, stream: nil, at: at(2)), .fileOpened("F"), .cancel(at: at(4))]
+                start + [.headReceived(ok, stream: nil, at: at(2)), .fileOpened(Fake("F")), .cancel(at: at(4))]
             case .finished: start + [.headReceived(ok, stream: nil, at: at(2)), .received(bytes(10)), ended]
             case .finishedAfterCancel: start + [.cancel(at: at(4)), ended]
             case .streamFinished: start + [.headReceived(ok, stream: stream, at: at(2)), ended]
@@ -145,7 +152,7 @@ import Foundation
             var machine = Machine(delivery: delivery, totalBytesToSend: 10)
             for step in steps { _ = machine.handle(step) }
             if self == .streamDropped {
-                let dropped = FakeStream("dropped")
+                let dropped = HTTPBodyStream(request: HTTPRequest(url: url))
                 _ = machine.handle(.headReceived(head(200), stream: dropped, at: at(2)))
             }
             return machine
@@ -164,10 +171,10 @@ import Foundation
         func event(for delivery: Machine.Delivery) -> Machine.Event {
             let stream = delivery == .stream ? URLSessionTransferStateMachineTests.otherStream : nil
             return switch self {
-            case .install: .install("L2")
+            case .install: .install(Fake("L2"))
             case .whenTaskEnds: .whenTaskEnds({})
             case .starting: .starting(HTTPMetrics(startDate: Date(), start: at(1)))
-            case .started: .started("T2", timer: "D2")
+            case .started: .started(Fake("T2"), timer: Fake("D2"))
             case .head200: .headReceived(head(200), stream: stream, at: at(2))
             case .head206: .headReceived(head(206), stream: stream, at: at(2))
             case .head404: .headReceived(head(404), stream: stream, at: at(2))
@@ -175,7 +182,7 @@ import Foundation
                 .headReceived(
                     URLResponse(url: url, mimeType: nil, expectedContentLength: 0, textEncodingName: nil), stream: nil,
                     at: at(2))
-            case .fileOpened: .fileOpened("F2")
+            case .fileOpened: .fileOpened(Fake("F2"))
             case .fileFailed: .fileFailed(Failure())
             case .received: .received(bytes(10))
             case .sentPart: .sent(totalBytes: 4, expected: 10, at: at(3))
@@ -201,19 +208,19 @@ import Foundation
         case .none: "none"
         case .resumeCancelled(let waiter): "resume \(waiter) cancelled"
         case .runTaskEnd: "run on-end"
-        case .cancelStarted(let task, let timer): "cancel \(task) \(timer ?? "-")"
+        case .cancelStarted(let task, let timer): "cancel \(task) \(timer.map { "\($0)" } ?? "-")"
         case .resumeStreaming(let waiter, let head, let stream, let task):
-            "resume \(waiter) with \(head.statusCode) \(stream.name) pause \(task ?? "-")"
+            "resume \(waiter) with \(head.statusCode) \(name(stream)) pause \(task.map { "\($0)" } ?? "-")"
         case .openFile(let head): "open file for \(head.statusCode)"
         case .closeFile(let file): "close \(file)"
         case .cancelTask(let task): "cancel \(task)"
-        case .deliver(let stream, let data): "deliver \(data.count) to \(stream.name)"
+        case .deliver(let stream, let data): "deliver \(data.count) to \(name(stream))"
         case .write(let file, let data): "write \(data.count) to \(file)"
         case .stop(let stop):
             "stop \(stop.reason):"
                 + [
                     stop.waiter.map { "resume \($0)" }, stop.task.map { "cancel \($0)" },
-                    stop.timer.map { "cancel \($0)" }, stop.stream.map { "end \($0.name)" },
+                    stop.timer.map { "cancel \($0)" }, stop.stream.map { "end \(name($0))" },
                     stop.metrics.map { "at \(seconds($0.end))" },
                 ].compactMap { $0 }.map { " " + $0 }.joined(separator: ",")
         case .end(let end):
@@ -221,7 +228,7 @@ import Foundation
                 + [
                     end.waiter.map { "resume \($0)" }, "body \(end.body.count)",
                     end.error.map { "\(($0 as? URLError)?.code.rawValue ?? 0)" }.map { "error \($0)" },
-                    end.declinedChallenge.map { "declined \($0.statusCode)" }, end.stream.map { "end \($0.name)" },
+                    end.declinedChallenge.map { "declined \($0.statusCode)" }, end.stream.map { "end \(name($0))" },
                     end.file.map { "close \($0)" }, end.fileError.map { _ in "file failed" },
                     end.timer.map { "cancel \($0)" }, end.onTaskEnd.map { _ in "run on-end" },
                 ].compactMap { $0 }.map { " " + $0 }.joined(separator: ",")
@@ -239,10 +246,10 @@ import Foundation
             case .stopped: ["stopped"]
             case .finished: ["finished"]
             }
-        if let task = machine.task { parts.append(task) }
-        if let timer = machine.timer { parts.append(timer) }
-        if let stream = machine.stream { parts.append(stream.name) }
-        if let file = machine.file { parts.append(file) }
+        if let task = machine.task { parts.append("\(task)") }
+        if let timer = machine.timer { parts.append("\(timer)") }
+        if let stream = machine.stream { parts.append(name(stream)) }
+        if let file = machine.file { parts.append("\(file)") }
         if machine.fileError != nil { parts.append("file failed") }
         if !machine.body.isEmpty { parts.append("body \(machine.body.count)") }
         if machine.tlsRejection != nil { parts.append("tls rejected") }
@@ -769,16 +776,16 @@ import Foundation
 
         mutating func count(_ action: Machine.Action, waiter name: String, timer timerName: String) {
             switch action {
-            case .resumeCancelled(let given): if given == name { waiter += 1 }
-            case .resumeStreaming(let given, _, _, _): if given == name { waiter += 1 }
+            case .resumeCancelled(let given): if isFake(given, named: name) { waiter += 1 }
+            case .resumeStreaming(let given, _, _, _): if isFake(given, named: name) { waiter += 1 }
             case .runTaskEnd: taskEnd += 1
-            case .cancelStarted(_, let given): if given == timerName { timer += 1 }
+            case .cancelStarted(_, let given): if isFake(given, named: timerName) { timer += 1 }
             case .stop(let stop):
-                if stop.waiter == name { waiter += 1 }
-                if stop.timer == timerName { timer += 1 }
+                if isFake(stop.waiter, named: name) { waiter += 1 }
+                if isFake(stop.timer, named: timerName) { timer += 1 }
             case .end(let end):
-                if end.waiter == name { waiter += 1 }
-                if end.timer == timerName { timer += 1 }
+                if isFake(end.waiter, named: name) { waiter += 1 }
+                if isFake(end.timer, named: timerName) { timer += 1 }
                 if end.onTaskEnd != nil { taskEnd += 1 }
             case .none, .openFile, .closeFile, .cancelTask, .deliver, .write: break
             }
@@ -798,7 +805,9 @@ import Foundation
         }
         for run in 0..<2_000 {
             let delivery = [Machine.Delivery.buffered, .stream, .file].randomElement(using: &random)!
-            var events: [Machine.Event] = [.install("L"), .whenTaskEnds({}), .started("T", timer: "D")]
+            var events: [Machine.Event] = [
+                .install(Fake("L")), .whenTaskEnds({}), .started(Fake("T"), timer: Fake("D")),
+            ]
             for _ in 0..<Int.random(in: 0...8, using: &random) {
                 let event = middle.randomElement(using: &random)!
                 events.insert(event.event(for: delivery), at: Int.random(in: 0...events.count, using: &random))

@@ -40,17 +40,7 @@ final class TransferContext: Sendable {
         case file(URL, offset: Int64)
     }
 
-    /// URLSession's objects, as the machine holds them.
-    enum Resources: URLSessionTransferResources {
-        typealias Waiter = CheckedContinuation<Outcome, Never>
-        typealias Task = URLSessionTask
-        typealias Timer = any DispatchSourceTimer
-        typealias Stream = HTTPBodyStream
-        typealias File = FileWriter
-        typealias Registration = (delegate: SessionDelegate, taskIdentifier: Int)
-    }
-
-    typealias Machine = URLSessionTransferStateMachine<Resources>
+    typealias Machine = URLSessionTransferStateMachine
 
     let request: HTTPRequest
     let delivery: Delivery
@@ -117,7 +107,7 @@ final class TransferContext: Sendable {
     /// Cancels `task` from a thread of its own. On Linux, `URLSessionTask.cancel()` waits synchronously for the
     /// task's work queue, the very thread the session delegate's callbacks run on: a cancel from a callback (a
     /// download's file failing, a stream dropped while its data arrives) would wait for itself forever.
-    private static func cancel(_ task: URLSessionTask) {
+    private static func cancel(_ task: any TransferTask) {
         DispatchQueue.global().async { task.cancel() }
     }
 
@@ -142,7 +132,7 @@ final class TransferContext: Sendable {
     /// counts its own timeout — a stream's body included. At the deadline the load, if it has not returned, fails
     /// with ``HTTPError/Code/timedOut`` (through the same mapping as URLSession's own `URLError.timedOut`); a stream
     /// ends with that error, which carries the transfer's metrics up to then.
-    private func startDeadline(after timeout: Duration) -> any DispatchSourceTimer {
+    private func startDeadline(after timeout: Duration) -> any TransferTimer {
         let timer = DispatchSource.makeTimerSource(queue: .global())
         let week: Double = 7 * 24 * 3_600
         let seconds: Double = min(max(timeout.seconds, 0), week)
@@ -150,7 +140,13 @@ final class TransferContext: Sendable {
         timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(1))
         timer.setEventHandler { [weak self] in self?.send(.timeOut(at: .now)) }
         timer.resume()
-        return timer
+        return Deadline(source: timer)
+    }
+
+    /// The deadline's timer, as the machine holds it.
+    private struct Deadline: TransferTimer {
+        let source: any DispatchSourceTimer
+        func cancel() { source.cancel() }
     }
 
     /// The session delegate this transfer's task is registered with, and the identifier it knows the task by.
@@ -186,7 +182,7 @@ final class TransferContext: Sendable {
     /// sends the request again from the start (swift-corelibs-foundation 6.3.1): the stream spills what the
     /// consumer has not taken to a temporary file instead (see ``HTTPBodyStream``), and the delivering thread never
     /// waits. On Apple platforms, suspending the task pauses it.
-    private static func pause(_ task: URLSessionTask?) -> (@Sendable (Bool) -> Void)? {
+    private static func pause(_ task: (any TransferTask)?) -> (@Sendable (Bool) -> Void)? {
         #if canImport(FoundationNetworking)
         return nil
         #else
@@ -236,7 +232,7 @@ final class TransferContext: Sendable {
         case .none:
             break
         case .resumeCancelled(let continuation):
-            continuation.resume(returning: .cancelled)
+            continuation.complete(with: .cancelled)
         case .runTaskEnd(let body):
             body()
         case .cancelStarted(let task, let timer):
@@ -244,7 +240,7 @@ final class TransferContext: Sendable {
             Self.cancel(task)
         case .resumeStreaming(let continuation, let head, let stream, let task):
             stream.connect(cancel: { [weak self] in self?.cancel() }, pause: Self.pause(task))
-            continuation.resume(returning: .streaming(head, stream))
+            continuation.complete(with: .streaming(head, stream))
         case .openFile(let head):
             guard case .file(let url, let offset) = delivery else { return }
             do {
@@ -292,7 +288,7 @@ final class TransferContext: Sendable {
         if let task = stop.task { Self.cancel(task) }
         // Without a task yet, the load is about to start one, which finds the transfer stopped and cancels it:
         // its end then frees the session.
-        stop.waiter?.resume(returning: outcome)
+        stop.waiter?.complete(with: outcome)
     }
 
     /// URLSession reported the end.
@@ -312,8 +308,8 @@ final class TransferContext: Sendable {
         }
         if end.error == nil, failure == nil { progress?.complete() } else { progress?.stop() }
         let written = end.file != nil && failure == nil ? fileURL : nil
-        end.waiter?.resume(
-            returning: .finished(
+        end.waiter?.complete(
+            with: .finished(
                 response: end.response, body: end.body, error: failure, declinedChallenge: end.declinedChallenge,
                 file: written))
     }

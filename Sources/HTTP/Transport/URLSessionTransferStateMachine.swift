@@ -24,12 +24,12 @@ import Foundation
 /// - URLSession's report of the end comes once and everything after it — a late callback, a second cancel, a timer
 ///   that fires late — changes nothing. A transfer stopped early still takes that report: it frees the session and
 ///   closes the file.
-struct URLSessionTransferStateMachine<Resources: URLSessionTransferResources> {
-    typealias Waiter = Resources.Waiter
-    typealias Task = Resources.Task
-    typealias Timer = Resources.Timer
-    typealias Stream = Resources.Stream
-    typealias File = Resources.File
+struct URLSessionTransferStateMachine {
+    typealias Waiter = any TransferWaiter
+    typealias Task = any TransferTask
+    typealias Timer = any TransferTimer
+    typealias Stream = HTTPBodyStream
+    typealias File = any TransferFile
     typealias Instant = ContinuousClock.Instant
 
     /// What becomes of the response's body as it arrives.
@@ -181,7 +181,7 @@ struct URLSessionTransferStateMachine<Resources: URLSessionTransferResources> {
     private(set) var metrics: HTTPMetrics?
     private(set) var onTaskEnd: (@Sendable () -> Void)?
     /// The session delegate's registration of the task: stored for the driver, never decided on.
-    var registration: Resources.Registration?
+    var registration: (delegate: SessionDelegate, taskIdentifier: Int)?
 
     init(delivery: Delivery, totalBytesToSend: Int64?) {
         self.delivery = delivery
