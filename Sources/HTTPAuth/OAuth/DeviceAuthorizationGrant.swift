@@ -330,7 +330,9 @@ public final class DeviceAuthorizationGrant: CredentialScheme, Sendable {
 
     /// Performs one of the machine's actions and returns the event it ends with, or `nil` for an action that ends the
     /// flow. Out of line, so that the flow's loop has one suspension point and each of this function's async pieces
-    /// only turns its outcome into an event (Architecture.md, "Keep async loops thin").
+    /// only turns its outcome into an event (Architecture.md, "Keep async loops thin"); inlined, each of the loop's
+    /// async pieces would carry a copy of every action.
+    @inline(never)
     private func perform(
         _ action: Machine.Action, _ flow: inout Flow, _ context: CredentialContext,
         elapsed: @escaping @Sendable () -> Duration
