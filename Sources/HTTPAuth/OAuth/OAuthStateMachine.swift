@@ -198,7 +198,7 @@ package struct OAuthStateMachine: Sendable {
         case failed(OAuthError)
     }
 
-    private enum Step: Sendable {
+    private indirect enum Step: Sendable {
         case discovery(then: Entry, Discovery)
         case getSavedCredentials
         case logIn(LoginSecrets)
@@ -221,7 +221,7 @@ package struct OAuthStateMachine: Sendable {
         var deletedCredentials = false
     }
 
-    private enum LogoutStep: Sendable {
+    private indirect enum LogoutStep: Sendable {
         case getSavedCredentials
         case discovery(Discovery)
         /// Revoking the first of these tokens (with their `token_type_hint`); then the rest.
