@@ -33,7 +33,7 @@ package struct CredentialStateMachine<Credential: Sendable>: Sendable {
     }
 
     /// What a flow does.
-    package enum Purpose: Sendable {
+    package indirect enum Purpose: Sendable {
         /// Get a credential: there is none.
         case obtain
         /// Replace this credential: it is due, or the server refused it.
@@ -61,7 +61,7 @@ package struct CredentialStateMachine<Credential: Sendable>: Sendable {
     }
 
     /// What a request that needs a credential does.
-    package enum Arrival: Sendable {
+    package indirect enum Arrival: Sendable {
         /// Go out with this credential.
         case send(Grant)
         /// Wait for the flow in progress.
@@ -73,7 +73,7 @@ package struct CredentialStateMachine<Credential: Sendable>: Sendable {
     }
 
     /// What the requests waiting for a flow are told.
-    package enum Answer: Sendable {
+    package indirect enum Answer: Sendable {
         case send(Grant)
         case refuse(Refusal)
     }
@@ -89,7 +89,11 @@ package struct CredentialStateMachine<Credential: Sendable>: Sendable {
     private let refusalLimit: RefreshLimit?
     private let isDue: @Sendable (Credential, Date) -> Bool
 
-    package private(set) var credential: Credential?
+    package private(set) var credential: Credential? {
+        get { if case .some(let credential) = held { credential } else { nil } }
+        set { held = newValue.map(Held.some) ?? .none }
+    }
+    private var held = Held.none
     /// Grows whenever the credential changes (replaced or forgotten).
     package private(set) var version: UInt64 = 0
     /// The flow in progress, and what it does.
@@ -114,6 +118,14 @@ package struct CredentialStateMachine<Credential: Sendable>: Sendable {
         self.refusalLimit = refusalLimit
         self.isDue = isDue
         self.credential = credential
+    }
+
+    /// The credential, boxed. With it, and the enums that carry a credential, indirect, the machine's layout does not
+    /// depend on `Credential`: copying it (and the loader's state around it) is fixed-layout code, not code that asks
+    /// `Credential`'s metadata how to copy each field.
+    private indirect enum Held: Sendable {
+        case none
+        case some(Credential)
     }
 
     // MARK: - Requests
