@@ -96,7 +96,7 @@ public final class BasicAuth: CredentialLoader<BasicAuthScheme>, @unchecked Send
     }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        guard let own = request.basicCredentials else { return await super.load(request) }
+        guard let own = request.basicCredentials else { return await loadWithCredential(request) }
         // A redirect elsewhere goes on without the caller's credentials: they were for the caller's origin.
         if request.isRedirectedToAnotherOrigin { return await loadNext(request) }
         return await send(request, withItsOwn: own)
@@ -104,7 +104,9 @@ public final class BasicAuth: CredentialLoader<BasicAuthScheme>, @unchecked Send
 
     /// Sends a request with the credentials it carries: checked, and never over plain `http` to a server that is
     /// neither loopback nor one of the origins.
-    private func send(_ request: HTTPRequest, withItsOwn credentials: BasicCredentials) async -> HTTPResult {
+    nonisolated(nonsending) private func send(
+        _ request: HTTPRequest, withItsOwn credentials: BasicCredentials
+    ) async -> HTTPResult {
         if let reason = credentials.invalidityReason {
             return .failure(
                 HTTPError(.invalidRequest, request: request, message: "the request's Basic credentials: \(reason)"))

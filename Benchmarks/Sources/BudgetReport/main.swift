@@ -174,6 +174,10 @@ struct Options {
         case "cache-hit": return .cacheHit()
         case "observability": return .observabilityChain([.logging, .metrics, .tracing])
         case "observability-default": return .observabilityChain([])
+        case "observability-logging": return .observabilityChain([.logging])
+        case "observability-metrics": return .observabilityChain([.metrics])
+        case "observability-tracing": return .observabilityChain([.tracing])
+        case "auth": return .link(.auth)
         default:
             if name.hasPrefix("loaders-"), let count = Int(name.dropFirst("loaders-".count)) {
                 return .passThroughLoaders(count)
@@ -196,7 +200,8 @@ struct Options {
                                     [--loopback-runs N] [--loopback-rounds N] [--loopback-slices N] [--seed N]
                        BudgetReport --spin default|terminal|cache-hit|loaders-N|middlewares-N|observe|observe-measuring|
                                            measuring-terminal|observed-default|trace|print|follow-redirects|
-                                           observability|observability-default SECONDS
+                                           observability|observability-default|observability-logging|
+                                           observability-metrics|observability-tracing SECONDS
                        BudgetReport --send CLIENT COUNT [CONCURRENCY]
                        BudgetReport --compare CLIENT,CLIENT[,CLIENT...] [--loopback-runs N] [--loopback-rounds N]
                                     [--loopback-slices N] [--seed N]

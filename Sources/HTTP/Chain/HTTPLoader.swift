@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A link in a chain of loaders that together turn an ``HTTPRequest`` into an ``HTTPResult``.
 ///
 /// Each loader does one thing — fill in the server environment, add credentials, retry, throttle — and
@@ -55,7 +57,9 @@
 // Safety: an open class cannot be checked for Sendable. The base class's only mutable state, the next
 // loader, is behind a lock; subclasses are required (above) to keep theirs behind a lock as well.
 open class HTTPLoader: @unchecked Sendable {
-    private let next = Locked<HTTPLoader?>(nil)
+    /// Set once and read on every hop: an atomic reference, which a read does not lock. It holds a retain of the
+    /// loader, released in `deinit`.
+    private let next = Atomic<Unmanaged<HTTPLoader>?>(nil)
     /// This loader's part in resets: whether one runs, the loads it has passed on, the resets entered here.
     @usableFromInline package let participation = ResetParticipation()
 
@@ -67,23 +71,39 @@ open class HTTPLoader: @unchecked Sendable {
     /// because silently re-linking a chain that is already in use would route requests unpredictably.
     /// Composite loaders override it to route through an inner loader; call `super` to store the value.
     open var nextLoader: HTTPLoader? {
-        get { next.withLock { $0 } }
+        get { next.load(ordering: .acquiring)?.takeUnretainedValue() }
         set {
-            next.withLock { current in
-                precondition(
-                    current == nil || current === newValue,
-                    "\(type(of: self)).nextLoader is already set to \(type(of: current!)); a loader's next loader can be set only once"
-                )
-                current = newValue
+            var current = next.load(ordering: .acquiring)?.takeUnretainedValue()
+            if current == nil, let newValue {
+                let retained = Unmanaged.passRetained(newValue)
+                let (stored, original) = next.compareExchange(
+                    expected: nil, desired: retained, ordering: .acquiringAndReleasing)
+                if stored { return }
+                retained.release()
+                current = original?.takeUnretainedValue()
             }
+            precondition(
+                current === newValue,
+                "\(type(of: self)).nextLoader is already set to \(type(of: current!)); a loader's next loader can be set only once"
+            )
         }
+    }
+
+    deinit {
+        next.load(ordering: .acquiring)?.release()
     }
 
     /// Loads a request and returns its result.
     ///
     /// The default forwards to ``nextLoader``, or fails with ``HTTPError/Code/cannotConnect`` when there is
     /// none (the chain has no terminal loader).
-    open func load(_ request: HTTPRequest) async -> HTTPResult {
+    ///
+    /// It runs where its caller runs (`nonisolated(nonsending)`, and so does every override): a chain called from
+    /// the main actor does its synchronous work there, and one loader hands a request to the next without a hop to
+    /// another executor. Keep what a loader does between two `await`s short; put anything slow — decoding a large
+    /// body, hashing, file I/O — in a `@concurrent` function or on a queue of its own, as the cache's disk store
+    /// does with its files.
+    nonisolated(nonsending) open func load(_ request: HTTPRequest) async -> HTTPResult {
         await loadNext(request)
     }
 
@@ -93,7 +113,7 @@ open class HTTPLoader: @unchecked Sendable {
     /// A loader's ``load(_:)`` may call it instead of `super.load(_:)`: it does the same, keeping the reset
     /// protocol, and, inlined, saves an async call per loader on every request.
     @inlinable
-    public final func loadNext(_ request: HTTPRequest) async -> HTTPResult {
+    nonisolated(nonsending) public final func loadNext(_ request: HTTPRequest) async -> HTTPResult {
         guard let nextLoader else { return .failure(endOfChain(request)) }
         return await send(request, to: nextLoader)
     }
@@ -103,14 +123,19 @@ open class HTTPLoader: @unchecked Sendable {
     /// ``HTTPError/Code/resetInProgress``; and the load is counted at `next` until it returns, so that a reset waits
     /// for it there (a terminal's sends, and what a loader does after its own next load returns, included).
     @inlinable
-    package final func send(_ request: HTTPRequest, to next: HTTPLoader) async -> HTTPResult {
+    nonisolated(nonsending) package final func send(_ request: HTTPRequest, to next: HTTPLoader) async -> HTTPResult {
         if Task.isCancelled { return .failure(cancelledBeforeSending(request)) }
         // Counted before the check, both sequentially consistent: a reset that has begun here has begun below too,
         // so it either finds this load counted when it waits at `next`, or this load sees the reset and is refused.
         next.participation.inFlight.begin()
-        defer { next.participation.inFlight.end() }
-        if participation.isResetting, !request.isPartOfReset { return .failure(resetRefusal(of: request)) }
-        return await next.load(request)
+        if participation.isResetting, !request.isPartOfReset {
+            next.participation.inFlight.end()
+            return .failure(resetRefusal(of: request))
+        }
+        // Not in a `defer`, which is outlined and retains the counter around the count.
+        let result = await next.load(request)
+        next.participation.inFlight.end()
+        return result
     }
 
     /// Runs `load` — one load of this loader — counted in flight at this loader, so that a draining reset waits for
@@ -134,16 +159,19 @@ open class HTTPLoader: @unchecked Sendable {
     ///
     /// A load the loader holds waiting must still be failed in ``failHeldLoads(_:)``: the reset waits for it.
     @inlinable
-    public final func withLoadCounted(_ load: () async -> HTTPResult) async -> HTTPResult {
+    nonisolated(nonsending) public final func withLoadCounted(
+        _ load: nonisolated(nonsending) () async -> HTTPResult
+    ) async -> HTTPResult {
         participation.inFlight.begin()
-        defer { participation.inFlight.end() }
-        return await load()
+        let result = await load()
+        participation.inFlight.end()
+        return result
     }
 
     /// Hands `request` to ``nextLoader`` without counting it there: for a loader's own requests that a reset
     /// abandons rather than waits for (an authorization flow the reset interrupted, whose late answer is ignored).
     /// It is refused during a reset like any other unless it is part of it.
-    package final func loadNextUncounted(_ request: HTTPRequest) async -> HTTPResult {
+    nonisolated(nonsending) package final func loadNextUncounted(_ request: HTTPRequest) async -> HTTPResult {
         guard let nextLoader else { return .failure(endOfChain(request)) }
         if Task.isCancelled { return .failure(cancelledBeforeSending(request)) }
         if participation.isResetting, !request.isPartOfReset { return .failure(resetRefusal(of: request)) }

@@ -119,14 +119,14 @@ public final class Throttle: HTTPLoader, @unchecked Sendable {
     /// through).
     /// Out of line, to keep the waiting frame small (Architecture.md, "Performance rules").
     @inline(never)
-    private func bypass(_ request: HTTPRequest) async -> HTTPResult {
+    nonisolated(nonsending) private func bypass(_ request: HTTPRequest) async -> HTTPResult {
         await loadNext(request)
     }
 
     /// Loads a request that holds a slot, and frees the slot when the load completes.
     /// Out of line, to keep the waiting frame small (Architecture.md, "Performance rules").
     @inline(never)
-    private func loadInSlot(_ request: HTTPRequest) async -> HTTPResult {
+    nonisolated(nonsending) private func loadInSlot(_ request: HTTPRequest) async -> HTTPResult {
         let result = await loadNext(request)
         release()
         return result

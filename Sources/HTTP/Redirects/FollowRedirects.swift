@@ -110,7 +110,7 @@ public final class FollowRedirects: HTTPLoader, @unchecked Sendable {
     /// Follows redirects from `response`, the answer to `request`, until a response is not one to follow.
     /// Out of line, to keep the waiting frame small (Architecture.md, "Performance rules").
     @inline(never)
-    private func follow(_ response: HTTPResponse, of request: HTTPRequest) async -> HTTPResult {
+    nonisolated(nonsending) private func follow(_ response: HTTPResponse, of request: HTTPRequest) async -> HTTPResult {
         let policy = request.redirectPolicy
         if policy.isDoNotFollow { return .success(response) }
         var current = request

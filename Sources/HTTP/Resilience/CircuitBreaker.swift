@@ -164,7 +164,7 @@ public final class CircuitBreaker: HTTPLoader, @unchecked Sendable {
     /// own reset traffic through).
     /// Out of line, to keep the waiting frame small (Architecture.md, "Performance rules").
     @inline(never)
-    private func loadUncounted(_ request: HTTPRequest) async -> HTTPResult {
+    nonisolated(nonsending) private func loadUncounted(_ request: HTTPRequest) async -> HTTPResult {
         await loadNext(request)
     }
 

@@ -144,7 +144,7 @@ public final class Deduplicate: HTTPLoader, @unchecked Sendable {
     /// through).
     /// Out of line, to keep the waiting frame small (Architecture.md, "Performance rules").
     @inline(never)
-    private func loadAlone(_ request: HTTPRequest) async -> HTTPResult {
+    nonisolated(nonsending) private func loadAlone(_ request: HTTPRequest) async -> HTTPResult {
         await loadNext(request)
     }
 

@@ -177,6 +177,12 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
     // MARK: - Loading
 
     open override func load(_ request: HTTPRequest) async -> HTTPResult {
+        await loadWithCredential(request)
+    }
+
+    /// What ``load(_:)`` does. `final`, so that a subclass whose scheme is a concrete type (``OAuth``, ``BasicAuth``)
+    /// calls a copy compiled for that scheme: the generic one looks the types it uses up at run time, on every request.
+    nonisolated(nonsending) final func loadWithCredential(_ request: HTTPRequest) async -> HTTPResult {
         guard request.isForAuthenticatingLoader(self) else { return await loadNext(request) }
         guard scope.contains(request) else {
             // A redirect elsewhere goes on without the credential; a request of the app's own fails.
@@ -217,7 +223,9 @@ open class CredentialLoader<Scheme: CredentialScheme>: HTTPLoader, @unchecked Se
     }
 
     /// Sends `request` authenticated with `credential`.
-    private func send(_ request: HTTPRequest, with credential: Scheme.Credential) async -> HTTPResult {
+    nonisolated(nonsending) private func send(
+        _ request: HTTPRequest, with credential: Scheme.Credential
+    ) async -> HTTPResult {
         var authenticated = request
         do {
             try scheme.authenticate(&authenticated, with: credential)

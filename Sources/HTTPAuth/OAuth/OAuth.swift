@@ -139,6 +139,12 @@ public final class OAuth: CredentialLoader<OAuthScheme>, @unchecked Sendable {
     /// nothing without credentials.
     public func setNeedsTokenRefresh() { setNeedsRefresh() }
 
+    /// Authenticates a request with the access token, as `CredentialLoader` does: through the copy of its code
+    /// compiled for ``OAuthScheme``.
+    public override func load(_ request: HTTPRequest) async -> HTTPResult {
+        await loadWithCredential(request)
+    }
+
     /// Phase 1 of a reset: fails waiting requests with `HTTPError.Code.resetInProgress`, and interrupts a running
     /// flow (a login in progress stops waiting for the user).
     public override func failHeldLoads(_ mode: ResetMode) {

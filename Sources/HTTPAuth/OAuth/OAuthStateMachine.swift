@@ -614,9 +614,14 @@ package struct OAuthStateMachine: Sendable {
     /// credentials know the offset between the two (``OAuthCredentials/serverClockOffset``).
     package static func refreshDeadline(of credentials: OAuthCredentials, window: Duration) -> Date? {
         guard let expirationDate = credentials.expirationDate else { return nil }
-        var window = window
-        if let lifetime = credentials.lifetime { window = min(window, lifetime / 2) }
-        return expirationDate.addingTimeInterval(-window.seconds - (credentials.serverClockOffset ?? 0))
+        // In seconds: asked on every request, and `Duration` arithmetic goes through 128-bit integers.
+        var window = window.seconds
+        if let issuedAt = credentials.issuedAt {
+            // Half the token's lifetime, clamped as `OAuthCredentials.lifetime` clamps it (NaN is zero).
+            let lifetime = expirationDate.timeIntervalSince(issuedAt)
+            window = min(window, (lifetime.isNaN ? 0 : min(max(lifetime, 0), Duration.century.seconds)) / 2)
+        }
+        return expirationDate.addingTimeInterval(-window - (credentials.serverClockOffset ?? 0))
     }
 
     // MARK: - Observing
