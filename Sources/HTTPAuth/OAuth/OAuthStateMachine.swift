@@ -97,7 +97,7 @@ package struct OAuthStateMachine: Sendable {
     }
 
     /// The outcome of the last ``Action`` the driver performed for a run.
-    package enum Event: Sendable {
+    package indirect enum Event: Sendable {
         case savedCredentialsRead(OAuthCredentials?)
         /// The answer to the request of ``Action/send(_:)``.
         case responseReceived(HTTPResult)
@@ -109,7 +109,7 @@ package struct OAuthStateMachine: Sendable {
     }
 
     /// What the driver does next for a run.
-    package enum Action: Sendable {
+    package indirect enum Action: Sendable {
         case readSavedCredentials
         /// Send this request down the chain.
         case send(HTTPRequest)
@@ -128,7 +128,7 @@ package struct OAuthStateMachine: Sendable {
     }
 
     /// How a run ended.
-    package enum Outcome: Sendable {
+    package indirect enum Outcome: Sendable {
         /// With credentials that can be used as they are.
         case authorized(OAuthCredentials)
         /// With this error; `forgetsCredentials` when the server rejected the credentials for good (`invalid_grant`).
@@ -136,7 +136,7 @@ package struct OAuthStateMachine: Sendable {
     }
 
     /// Why a run starts.
-    package enum Purpose: Sendable {
+    package indirect enum Purpose: Sendable {
         /// There are no credentials.
         case obtain
         /// These credentials are due for refresh; `refused` when the server just answered `401` for their token.
@@ -164,7 +164,9 @@ package struct OAuthStateMachine: Sendable {
         init(value: OAuthConfiguration) { self.value = value }
     }
 
-    /// Indirect, so that it is one word.
+    /// Indirect, so that it is one word. So are the other enums here that carry credentials, requests, secrets or
+    /// endpoints: a copy of one is a reference, and the machine's value witnesses stay small, for a box per event on
+    /// a path that sends a request for each.
     private indirect enum Phase: Sendable {
         /// No run.
         case idle
@@ -175,7 +177,7 @@ package struct OAuthStateMachine: Sendable {
     }
 
     /// What a run needs before it can go on.
-    private enum Entry: Sendable {
+    private indirect enum Entry: Sendable {
         case getSavedCredentials
         case logIn
         case refreshTokens(OAuthCredentials)
@@ -190,7 +192,7 @@ package struct OAuthStateMachine: Sendable {
     }
 
     /// What a discovery does after a document's answer.
-    private enum DiscoveryStep {
+    private indirect enum DiscoveryStep {
         /// Fetch the next document.
         case fetch(HTTPRequest)
         /// Done, with these endpoints (the overrides applied).
