@@ -123,6 +123,7 @@ open class HTTPLoader: @unchecked Sendable {
     /// ``HTTPError/Code/resetInProgress``; and the load is counted at `next` until it returns, so that a reset waits
     /// for it there (a terminal's sends, and what a loader does after its own next load returns, included).
     @inlinable
+    @inline(__always)  // into `loadNext`, so a hop is one async call and one task-allocator frame, not two
     nonisolated(nonsending) package final func send(_ request: HTTPRequest, to next: HTTPLoader) async -> HTTPResult {
         if Task.isCancelled { return .failure(cancelledBeforeSending(request)) }
         // Counted before the check, both sequentially consistent: a reset that has begun here has begun below too,
