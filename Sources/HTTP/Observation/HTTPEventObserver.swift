@@ -65,20 +65,18 @@ extension [any HTTPEventObserver] {
     /// Hands the event `make` builds to the observers interested in `kind` (with `result`, when it is known before the
     /// event is made), in order; builds it only if one is.
     ///
-    /// Through the array's buffer, whose elements are used in place: an element read from the array itself, by index
-    /// or through an iterator, is a copy of the observer (a retain and a release of a boxed one).
+    /// By index into the array itself, whose subscript lends each observer in place: an element read through an
+    /// iterator or an `UnsafeBufferPointer` is copied for each call (a retain and a release of a boxed observer).
     func deliver(_ kind: HTTPEvent.Kind, result: HTTPResult? = nil, _ make: () -> HTTPEvent) {
-        withUnsafeBufferPointer { observers in
-            var index = 0
-            while index < observers.count, !observers[index].wants(kind, result) { index += 1 }
-            guard index < observers.count else { return }
-            let event = make()
-            observers[index].handle(event)
+        var index = 0
+        while index < count, !self[index].wants(kind, result) { index += 1 }
+        guard index < count else { return }
+        let event = make()
+        self[index].handle(event)
+        index += 1
+        while index < count {
+            if self[index].wants(kind, result) { self[index].handle(event) }
             index += 1
-            while index < observers.count {
-                if observers[index].wants(kind, result) { observers[index].handle(event) }
-                index += 1
-            }
         }
     }
 }

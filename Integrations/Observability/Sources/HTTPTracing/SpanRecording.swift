@@ -64,13 +64,6 @@ final class AttemptCounter: Sendable {
     var value: Int { count.load(ordering: .relaxed) }
 }
 
-/// Whether a ``TraceLoads`` above found nothing to trace or propagate with when the load started: no tracer and no
-/// instrument installed. ``TraceAttempts`` below, looking for the installed ones too, then follows that decision rather
-/// than look them up again for each attempt (a task-local read in place of a look-up that takes a lock).
-enum UntracedLoad {
-    @TaskLocal static var isUntraced = false
-}
-
 /// The key of a load's ``AttemptCounter`` in a `ServiceContext`.
 enum AttemptCounterKey: ServiceContextKey {
     typealias Value = AttemptCounter

@@ -21,8 +21,7 @@ public import Tracing
 /// request's header fields, replacing the load's, so that the server's span is the attempt's child. The span ends
 /// exactly once, when the attempt completes — also when it is cancelled or a reset refuses it.
 ///
-/// Without a tracer, a request passes through untouched. Below a ``TraceLoads`` that found no tracer and no instrument
-/// installed when the load started, an attempt is not looked up again: it follows the load's decision.
+/// Without a tracer, a request passes through untouched.
 // Safety: configuration is immutable (`let`); the loader keeps no other state.
 public final class TraceAttempts: HTTPLoader, @unchecked Sendable {
     /// Which values are hidden in `url.full` and status messages.
@@ -33,8 +32,7 @@ public final class TraceAttempts: HTTPLoader, @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - tracer: The tracer to record spans with and to inject their context; `nil` (the default) for the installed
-    ///     one, looked up at each attempt (unless a ``TraceLoads`` above found none for the load). Give it the tracer
-    ///     you give ``TraceLoads``.
+    ///     one, looked up at each attempt. Give it the tracer you give ``TraceLoads``.
     ///   - redaction: Which values to hide in `url.full` and status messages; `Redaction.standard` by default.
     public init(tracer: (any Tracer)? = nil, redaction: Redaction = .standard) {
         self.tracer = tracer
@@ -46,8 +44,6 @@ public final class TraceAttempts: HTTPLoader, @unchecked Sendable {
     }
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
-        // A `TraceLoads` above found no tracer and no instrument installed when this load started.
-        if tracer == nil, UntracedLoad.isUntraced { return await loadNext(request) }
         let tracing = Tracing(tracer)
         guard let tracer = tracing.tracer else {
             guard tracing.instrument != nil, let context = ServiceContext.current else {

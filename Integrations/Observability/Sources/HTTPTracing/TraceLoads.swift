@@ -35,8 +35,7 @@ public import Tracing
 /// ## Tracer
 ///
 /// The installed tracer (`InstrumentationSystem.tracer`, or a `withTracer` scope's) at each load, unless you pass
-/// one. With none installed, a load passes through untouched, at the cost of looking the tracer up once: a
-/// ``TraceAttempts`` below that uses the installed tracer too follows that decision for each attempt of the load.
+/// one. With none installed, a load passes through untouched, at the cost of looking the tracer up.
 // Safety: configuration is immutable (`let`); the loader keeps no other state.
 public final class TraceLoads: HTTPLoader, @unchecked Sendable {
     /// Which values are hidden in `url.full` and status messages.
@@ -62,11 +61,9 @@ public final class TraceLoads: HTTPLoader, @unchecked Sendable {
         let tracing = Tracing(tracer)
         guard let tracer = tracing.tracer else {
             // No tracer: nothing to record. An instrument that only propagates still gets the caller's context.
-            guard tracing.instrument != nil else {
-                // Nothing installed: the attempts below need not look again.
-                return await UntracedLoad.$isUntraced.withValue(true) { await loadNext(request) }
+            guard tracing.instrument != nil, let context = ServiceContext.current else {
+                return await loadNext(request)
             }
-            guard let context = ServiceContext.current else { return await loadNext(request) }
             return await loadNext(tracing.injecting(context, into: request))
         }
         let attempts = AttemptCounter()

@@ -93,24 +93,6 @@ import Tracing
         #expect(mock.receivedRequests.first?.headers[InMemoryTracer.spanIDKey] == tracer.clientSpans.first?.spanID)
     }
 
-    @Test func attemptsFollowTheDecisionTheirLoadStartedWith() async throws {
-        // Nothing installed when the load starts; a tracer installed further down does not trace its attempts.
-        let tracer = InMemoryTracer()
-        let mock = MockLoader().then(status: .ok)
-        let chain = TraceLoads() --> InstallingTracer(tracer) --> TraceAttempts() --> mock
-
-        let result = await chain.load(HTTPRequest(host: "api.example.com"))
-
-        #expect(result.response?.status == .ok)
-        #expect(tracer.clientSpans.isEmpty)
-        #expect(mock.receivedRequests.first?.headers[InMemoryTracer.spanIDKey] == nil)
-
-        // Without the decision above, the attempt uses the tracer installed where it runs.
-        let alone = InstallingTracer(tracer) --> TraceAttempts() --> MockLoader().then(status: .ok)
-        _ = await alone.load(HTTPRequest(host: "api.example.com"))
-        #expect(tracer.clientSpans.count == 1)
-    }
-
     @Test func anExplicitNoOpTracerIsNoTracer() async throws {
         let mock = MockLoader().then(status: .ok)
         let chain = TraceLoads(tracer: NoOpTracer()) --> mock
@@ -120,16 +102,5 @@ import Tracing
         }
 
         #expect(mock.receivedRequests.first?.headers.isEmpty == true)
-    }
-}
-
-/// Runs the loads below in a `withTracer` scope.
-// Safety: configuration is immutable (`let`).
-private final class InstallingTracer: HTTPLoader, @unchecked Sendable {
-    let tracer: InMemoryTracer
-    init(_ tracer: InMemoryTracer) { self.tracer = tracer }
-
-    override func load(_ request: HTTPRequest) async -> HTTPResult {
-        await withTracer(tracer) { await loadNext(request) }
     }
 }
