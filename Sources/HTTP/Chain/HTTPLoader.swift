@@ -55,7 +55,7 @@ import Synchronization
 /// contended accesses as races, so if you test under ThreadSanitizer there, use a pthread-based lock such
 /// as `NSLock` (this package uses its own pthread-based lock for that reason).
 // Safety: an open class cannot be checked for Sendable. The base class's only mutable state, the next
-// loader, is behind a lock; subclasses are required (above) to keep theirs behind a lock as well.
+// loader, is an atomic reference set once; subclasses are required (above) to keep theirs behind a lock.
 open class HTTPLoader: @unchecked Sendable {
     /// Set once and read on every hop: an atomic reference, which a read does not lock. It holds a retain of the
     /// loader, released in `deinit`.

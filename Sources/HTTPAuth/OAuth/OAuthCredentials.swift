@@ -151,9 +151,15 @@ public struct OAuthCredentials: Sendable, Hashable, Codable, CustomStringConvert
 
     /// How long the access token was issued for, when both ends are known.
     public var lifetime: Duration? {
+        lifetimeInSeconds.map { Duration(clampingSeconds: $0, to: .zero ... .century) }
+    }
+
+    /// ``lifetime`` in seconds, clamped the same way (NaN is zero): for the refresh deadline, which is asked on every
+    /// request and computed in seconds, since `Duration` arithmetic goes through 128-bit integers.
+    package var lifetimeInSeconds: TimeInterval? {
         guard let issuedAt, let expirationDate else { return nil }
-        return Duration(
-            clampingSeconds: expirationDate.timeIntervalSince(issuedAt), to: .zero ... .century)
+        let seconds = expirationDate.timeIntervalSince(issuedAt)
+        return seconds.isNaN ? 0 : min(max(seconds, 0), Duration.century.seconds)
     }
 
     /// `Authorization: Bearer <token>` (RFC 6750 §2.1).

@@ -618,11 +618,7 @@ package struct OAuthStateMachine: Sendable {
         guard let expirationDate = credentials.expirationDate else { return nil }
         // In seconds: asked on every request, and `Duration` arithmetic goes through 128-bit integers.
         var window = window.seconds
-        if let issuedAt = credentials.issuedAt {
-            // Half the token's lifetime, clamped as `OAuthCredentials.lifetime` clamps it (NaN is zero).
-            let lifetime = expirationDate.timeIntervalSince(issuedAt)
-            window = min(window, (lifetime.isNaN ? 0 : min(max(lifetime, 0), Duration.century.seconds)) / 2)
-        }
+        if let lifetime = credentials.lifetimeInSeconds { window = min(window, lifetime / 2) }
         return expirationDate.addingTimeInterval(-window - (credentials.serverClockOffset ?? 0))
     }
 
