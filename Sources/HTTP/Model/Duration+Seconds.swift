@@ -2,8 +2,8 @@ extension Duration {
     /// The duration in seconds, as a `Double`; for `TimeInterval`s and arithmetic with `Date`. Defined for every
     /// duration (`components` traps beyond `Int64.max` seconds).
     package var seconds: Double {
-        // Dividing two durations converts a 128-bit integer, several times slower, and this is read on every request
-        // (a token's refresh deadline); within about 285 years, whole nanoseconds divided once round as that does.
+        // Dividing two durations converts a 128-bit integer, and this is read on every request (a token's refresh
+        // deadline); within about 285 years, whole nanoseconds divided once round as that does.
         guard self < Self.nanosecondsLimit, self > Self.negativeNanosecondsLimit else { return self / .seconds(1) }
         let (seconds, attoseconds) = components
         let inNanoseconds = Double(seconds * 1_000_000_000 + attoseconds / 1_000_000_000) / 1e9
