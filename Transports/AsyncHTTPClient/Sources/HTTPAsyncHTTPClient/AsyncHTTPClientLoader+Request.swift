@@ -53,7 +53,7 @@ extension AsyncHTTPClientLoader {
             body: source,
             bodyLength: source?.length, deadline: request.timeout.map(Self.deadline(after:)))
 
-        guard request.scheme.lowercased() == "https" else { return prepared }
+        guard Self.isHTTPS(request.scheme) else { return prepared }
         if settings.serverTrustEvaluator != nil {
             try await routeThroughBridge(&prepared, request: request, settings: settings)
         } else if let identity = settings.clientIdentity {
@@ -139,6 +139,11 @@ extension AsyncHTTPClientLoader {
                 .invalidRequest, request: transfer.request, message: "AsyncHTTPClient refused the request: \(error)",
                 underlyingError: error)
         }
+    }
+
+    /// Whether `scheme` is `https`, in any case: a comparison before a lowercased copy, which nearly every request skips.
+    static func isHTTPS(_ scheme: String) -> Bool {
+        scheme == "https" || (scheme.utf8.count == 5 && scheme.lowercased() == "https")
     }
 
     /// The deadline `timeout` from now; a week at most, which is forever to HTTP, and never in the past.

@@ -6,6 +6,7 @@ public import NIOCore
 import NIOHTTPCompression
 import NIOPosix
 public import NIOSSL
+import Synchronization
 
 /// The terminal loader that sends requests with AsyncHTTPClient: the transport for servers.
 ///
@@ -32,6 +33,10 @@ public import NIOSSL
 /// - **Bodies**: a body in memory goes at once; a `FileBody`, a `StreamBody` or a `MultipartFormBody` with file
 ///   parts is read as AsyncHTTPClient asks for more (with its length when known, chunked otherwise), so a slow server
 ///   never makes the process read ahead.
+/// - **Two of AsyncHTTPClient's APIs**: a buffered load with its body in memory (or none) is sent with the async API
+///   (`execute(_:deadline:)`), in a task of its own that cancellation, a reset and the deadline cancel; the others
+///   (streams, files, bodies read as they are sent, pinned servers, upload progress part by part) with the response
+///   delegate API (`execute(request:delegate:)`). What a load returns is the same either way.
 /// - **Responses**: buffered (the default), as a stream (`HTTPResponse.bodyStream`, whose backpressure stops reading
 ///   from the socket while the consumer's buffer is full), or written to a file off the event loop
 ///   (`ResponseDelivery.file(_:resumingAt:)`, for `download(_:to:resumeAttempts:)`).
@@ -110,7 +115,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     private let connectTimeout: TimeAmount
     private let configurationText: String
     private let bridges: TLSBridges
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
 
     private struct State {
         /// Counts cancelling resets, so that a load accepted before one began but started after it is cancelled.
@@ -118,7 +123,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
         var loadsInFlight = 0
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
         /// The transfers under way, streams included until their body ends, for a cancelling reset.
-        var transfers: [ObjectIdentifier: Transfer] = [:]
+        var transfers: [ObjectIdentifier: Underway] = [:]
         var isShutDown = false
         /// The TLS configuration presenting each client identity, made once: AsyncHTTPClient pools connections
         /// by configuration.
@@ -210,7 +215,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     deinit {
         bridges.close()
         // Never a blocking shutdown here: the client's own asynchronous one, which keeps it alive until done.
-        if ownsClient, !state.withLockedValue({ $0.isShutDown }) {
+        if ownsClient, !state.withLock({ $0.isShutDown }) {
             _ = client.shutdown()
             for proxyClient in proxyClients.values { _ = proxyClient.shutdown() }
         }
@@ -220,7 +225,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     /// body still arriving afterwards is cancelled); then the client the loader made is shut down. A client the
     /// loader was given is left running: it is yours to shut down. Calling it again does nothing.
     public func shutdown() async {
-        let shouldShutDown = state.withLockedValue { state -> Bool in
+        let shouldShutDown = state.withLock { state -> Bool in
             defer { state.isShutDown = true }
             return !state.isShutDown
         }
@@ -231,7 +236,20 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
             try? await client.shutdown()
             for proxyClient in proxyClients.values { try? await proxyClient.shutdown() }
         } else {
-            for transfer in state.withLockedValue({ Array($0.transfers.values) }) { transfer.cancel() }
+            for underway in state.withLock({ Array($0.transfers.values) }) { underway.cancel() }
+        }
+    }
+
+    /// A load under way: a transfer through the delegate API, or an exchange through the async API.
+    private enum Underway: Sendable {
+        case transfer(Transfer)
+        case exchange(AsyncExchange)
+
+        func cancel() {
+            switch self {
+            case .transfer(let transfer): transfer.cancel()
+            case .exchange(let exchange): exchange.cancel()
+            }
         }
     }
 
@@ -255,7 +273,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
             case accepted(epoch: Int)
             case refused(HTTPError.Code, String)
         }
-        let admission = state.withLockedValue { state -> Admission in
+        let admission = state.withLock { state -> Admission in
             if state.isShutDown { return .refused(.cannotConnect, "AsyncHTTPClientLoader was shut down") }
             // Under the lock `waitUntilIdle` counts loads with: a reset that has begun is seen here, or waits for this
             // load.
@@ -283,6 +301,13 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
             return .failure(error)
         }
         if Task.isCancelled { return .failure(HTTPError(.cancelled, request: request)) }
+        // A buffered load with its body in memory (or none) goes through the async API, unless it has a pinned
+        // server or wants upload progress part by part (which only the delegate API reports).
+        if prepared.bridge == nil, case .buffered = request.responseDelivery,
+            prepared.body.map({ $0.inMemory != nil && request.progressHandler == nil }) ?? true
+        {
+            return await exchange(request, prepared: prepared, client: client, epoch: epoch)
+        }
         let transfer = Transfer(request: request, totalBytesToSend: prepared.bodyLength, bridge: prepared.bridge)
         let ahcRequest: HTTPClient.Request
         do {
@@ -293,12 +318,12 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
         let id = ObjectIdentifier(transfer)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let cancelNow = state.withLockedValue { state -> Bool in
-                    state.transfers[id] = transfer
+                let cancelNow = state.withLock { state -> Bool in
+                    state.transfers[id] = .transfer(transfer)
                     return state.cancellingResets != epoch
                 }
-                let onEnd: @Sendable () -> Void = { [state] in
-                    state.withLockedValue { _ = $0.transfers.removeValue(forKey: id) }
+                let onEnd: @Sendable () -> Void = {
+                    self.state.withLock { _ = $0.transfers.removeValue(forKey: id) }
                 }
                 if cancelNow {
                     transfer.cancel()  // a cancelling reset began after admission: nothing is sent
@@ -308,6 +333,35 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
             }
         } onCancel: {
             transfer.cancel()
+        }
+    }
+
+    /// Sends a buffered load through AsyncHTTPClient's async API, in a task a cancelling reset can cancel.
+    private func exchange(
+        _ request: HTTPRequest, prepared: PreparedRequest, client: HTTPClient, epoch: Int
+    ) async -> HTTPResult {
+        let exchange = AsyncExchange(request: request)
+        let id = ObjectIdentifier(exchange)
+        let cancelNow = state.withLock { state -> Bool in
+            state.transfers[id] = .exchange(exchange)
+            return state.cancellingResets != epoch
+        }
+        defer { state.withLock { _ = $0.transfers.removeValue(forKey: id) } }
+        if cancelNow { exchange.cancel() }  // a cancelling reset began after admission: nothing is sent
+        if let deadline = prepared.deadline { exchange.startDeadline(deadline, on: client.eventLoopGroup.any()) }
+        // Started at once on this thread, up to AsyncHTTPClient's first suspension: a task scheduled elsewhere costs a
+        // thread's wake-up before the request even leaves.
+        let task: Task<HTTPResult, Never>
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            task = Task.immediate { await exchange.run(prepared, client: client) }
+        } else {
+            task = Task { await exchange.run(prepared, client: client) }
+        }
+        exchange.attach(task)
+        return await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            exchange.cancel()
         }
     }
 
@@ -322,7 +376,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
             return .failure(
                 HTTPError(.invalidRequest, request: request, message: "\(reason); the request was not sent"))
         case .success(.proxy(let server)):
-            if request.scheme.lowercased() == "https", tls.resolved(for: request).serverTrustEvaluator != nil {
+            if Self.isHTTPS(request.scheme), tls.resolved(for: request).serverTrustEvaluator != nil {
                 return .failure(
                     HTTPError(
                         .invalidRequest, request: request,
@@ -340,10 +394,10 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     }
 
     /// The transfers under way, streams whose body is still arriving included: for tests.
-    var transfersUnderWay: Int { state.withLockedValue { $0.transfers.count } }
+    var transfersUnderWay: Int { state.withLock { $0.transfers.count } }
 
     private func loadEnded() {
-        let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.loadsInFlight -= 1
             guard state.loadsInFlight == 0 else { return [] }
             defer { state.idleWaiters = [] }
@@ -354,9 +408,9 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
 
     /// The TLS configuration presenting `identity`, made once per identity.
     func tlsConfiguration(presenting identity: ClientIdentity) throws -> TLSConfiguration {
-        if let made = state.withLockedValue({ $0.identityConfigurations[identity] }) { return made }
+        if let made = state.withLock({ $0.identityConfigurations[identity] }) { return made }
         let made = try Self.tlsConfiguration(presenting: identity, over: baseTLSConfiguration)
-        return state.withLockedValue { state in
+        return state.withLock { state in
             if let existing = state.identityConfigurations[identity] { return existing }
             state.identityConfigurations[identity] = made
             return made
@@ -377,7 +431,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     /// With `ResetMode.cancel`, cancels the transfers in flight (streams included), whose loads complete with
     /// `cancelled` at once.
     public override func failHeldLoads(_ mode: ResetMode) {
-        let transfers = state.withLockedValue { state -> [Transfer] in
+        let transfers = state.withLock { state -> [Underway] in
             guard mode == .cancel else { return [] }
             state.cancellingResets += 1
             return Array(state.transfers.values)
@@ -389,7 +443,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     /// chain of this loader alone has nobody to count them).
     public override func waitUntilIdle() async {
         await withCheckedContinuation { continuation in
-            let isIdle = state.withLockedValue { state -> Bool in
+            let isIdle = state.withLock { state -> Bool in
                 if state.loadsInFlight == 0 { return true }
                 state.idleWaiters.append(continuation)
                 return false

@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import Synchronization
 
 /// One request on its way through AsyncHTTPClient: its response delegate, the thin driver of a
 /// ``TransferStateMachine``. It collects the body (or streams it, or writes it to a file), measures the transfer,
@@ -47,7 +48,9 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
     private let totalBytesToSend: Int64?
     /// The bridge a pinned request goes through, whose rejection explains a lost connection.
     let bridge: TLSBridge?
-    private let machine: NIOLockedValueBox<Machine>
+    /// The machine, behind the standard library's `Mutex`: its `withLock` is compiled for the machine's own types,
+    /// where a generic lock box would copy events and actions through runtime metadata.
+    private let machine: Mutex<Machine>
 
     init(request: HTTPRequest, totalBytesToSend: Int64?, bridge: TLSBridge?) {
         self.request = request
@@ -65,14 +68,14 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
             delivery = .file(url, offset: offset)
             mode = .file
         }
-        machine = NIOLockedValueBox(Machine(mode: mode))
+        machine = Mutex(Machine(mode: mode))
         let offset: Int64 = if case .file(_, let offset) = delivery { offset } else { 0 }
         progress = ProgressReporter(request: request, totalBytesToSend: totalBytesToSend, alreadyReceived: offset)
         isObserved = request.isObserved
     }
 
     private func handle(_ event: Machine.Event) -> Machine.Action {
-        machine.withLockedValue { $0.handle(event) }
+        machine.withLock { $0.handle(event) }
     }
 
     // MARK: - From the load
@@ -278,6 +281,11 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
     }
 
     private func response(for head: HTTPResponseHead, body: Data) -> HTTPResponse {
+        Self.response(for: head, to: request, body: body)
+    }
+
+    /// The response `head` and `body` make, to `request`.
+    static func response(for head: HTTPResponseHead, to request: HTTPRequest, body: Data) -> HTTPResponse {
         // A loop, not `map`: NIO's `HTTPHeaders` is iterated through its generic `Sequence` conformance by `map`.
         var fields: [HTTP.HTTPHeaders.Field] = []
         fields.reserveCapacity(head.headers.count)

@@ -109,6 +109,21 @@ struct AsyncHTTPClientLoaderTests {
         }
     }
 
+    @Test func theTimeoutCoversTheBodyAsWellAsTheHead() async throws {
+        try await withLoader { loader async throws in
+            // The head at once, then ten bytes over five seconds.
+            var request = request("/drip")
+            request.query = [URLQueryItem(name: "numbytes", value: "10"), URLQueryItem(name: "duration", value: "5")]
+            request.timeout = .milliseconds(700)
+            let started = ContinuousClock.now
+            let error = try #require(await loader.load(request).error)
+            #expect(error.code == .timedOut, "\(error)")
+            #expect(error.response?.status == .ok, "the head that had arrived is kept: \(error)")
+            #expect(error.metrics?.responseHeadReceived != nil)
+            #expect(ContinuousClock.now - started < .seconds(4))
+        }
+    }
+
     /// `loader` observed: `started` becomes true when it hands a request to AsyncHTTPClient.
     func observing(_ loader: HTTPLoader, started: Box<Bool>) -> HTTPLoader {
         Observe { event in if event.kind == .attemptStarted { started.withLock { $0 = true } } } --> loader
