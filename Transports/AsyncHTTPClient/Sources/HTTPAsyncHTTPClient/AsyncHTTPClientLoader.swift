@@ -270,7 +270,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
 
     public override func load(_ request: HTTPRequest) async -> HTTPResult {
         enum Admission {
-            case accepted(epoch: Int)
+            case accepted(epoch: Int, othersInFlight: Bool)
             case refused(HTTPError.Code, String)
         }
         let admission = state.withLock { state -> Admission in
@@ -279,9 +279,9 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
             // load.
             if isResetting, !request.isPartOfReset { return .refused(.resetInProgress, "") }
             state.loadsInFlight += 1
-            return .accepted(epoch: state.cancellingResets)
+            return .accepted(epoch: state.cancellingResets, othersInFlight: state.loadsInFlight > 1)
         }
-        guard case .accepted(let epoch) = admission else {
+        guard case .accepted(let epoch, let othersInFlight) = admission else {
             if case .refused(let code, let message) = admission {
                 if code == .resetInProgress { return .failure(resetRefusal(of: request)) }
                 return .failure(HTTPError(code, request: request, message: message))
@@ -301,9 +301,11 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
             return .failure(error)
         }
         if Task.isCancelled { return .failure(HTTPError(.cancelled, request: request)) }
-        // A buffered load with its body in memory (or none) goes through the async API, unless it has a pinned
-        // server or wants upload progress part by part (which only the delegate API reports).
-        if prepared.bridge == nil, case .buffered = request.responseDelivery,
+        // Beside other loads, a buffered load with its body in memory (or none) goes through the async API, which
+        // runs on the connection's event loop where the delegate API hops to the task's; alone, through the delegate
+        // API, which needs no task of its own (whose wake-up costs more than the hops it saves). Never a pinned server,
+        // nor a load that wants upload progress part by part (which only the delegate API reports).
+        if othersInFlight, prepared.bridge == nil, case .buffered = request.responseDelivery,
             prepared.body.map({ $0.inMemory != nil && request.progressHandler == nil }) ?? true
         {
             return await exchange(request, prepared: prepared, client: client, epoch: epoch)

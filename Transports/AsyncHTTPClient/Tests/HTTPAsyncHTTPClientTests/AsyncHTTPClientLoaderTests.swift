@@ -109,8 +109,15 @@ struct AsyncHTTPClientLoaderTests {
         }
     }
 
-    @Test func theTimeoutCoversTheBodyAsWellAsTheHead() async throws {
+    /// Alone, a load goes through AsyncHTTPClient's delegate API; beside another, through its async API: the
+    /// deadline covers the whole transfer either way.
+    @Test(arguments: [false, true])
+    func theTimeoutCoversTheBodyAsWellAsTheHead(besideAnotherLoad: Bool) async throws {
         try await withLoader { loader async throws in
+            let otherStarted = Box(false)
+            let chain = observing(loader, started: otherStarted)
+            let other = besideAnotherLoad ? Task { [request = request("/delay/2")] in await chain.load(request) } : nil
+            if other != nil { try await eventually { otherStarted.value } }
             // The head at once, then ten bytes over five seconds.
             var request = request("/drip")
             request.query = [URLQueryItem(name: "numbytes", value: "10"), URLQueryItem(name: "duration", value: "5")]
@@ -121,6 +128,7 @@ struct AsyncHTTPClientLoaderTests {
             #expect(error.response?.status == .ok, "the head that had arrived is kept: \(error)")
             #expect(error.metrics?.responseHeadReceived != nil)
             #expect(ContinuousClock.now - started < .seconds(4))
+            if let other { #expect(try await other.finished().response?.status == .ok) }
         }
     }
 
