@@ -1,10 +1,10 @@
 import AsyncHTTPClient
 import Foundation
 @_spi(Transport) import HTTP
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
-import Synchronization
 
 /// A buffered load sent with AsyncHTTPClient's async API (`execute(_:deadline:)`): the request in a task of its own,
 /// which the load's cancellation, a cancelling reset, a shutdown and the request's deadline cancel.
@@ -22,7 +22,7 @@ final class AsyncExchange: Sendable {
     }
 
     let request: HTTPRequest
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     init(request: HTTPRequest) {
         self.request = request
@@ -30,7 +30,7 @@ final class AsyncExchange: Sendable {
 
     /// Runs the exchange in `task`; cancelled at once if the exchange was cancelled before.
     func attach(_ task: Task<HTTPResult, Never>) {
-        let cancelled = state.withLock { state -> Bool in
+        let cancelled = state.withLockedValue { state -> Bool in
             state.task = task
             return state.isCancelled
         }
@@ -40,7 +40,7 @@ final class AsyncExchange: Sendable {
     /// Times the exchange out at `deadline`, on `eventLoop`.
     func startDeadline(_ deadline: NIODeadline, on eventLoop: any EventLoop) {
         let scheduled = eventLoop.scheduleTask(deadline: deadline) { [weak self] () -> Void in self?.timeOut() }
-        let ended = state.withLock { state -> Bool in
+        let ended = state.withLockedValue { state -> Bool in
             if state.isCancelled { return true }
             state.deadline = scheduled
             return false
@@ -50,7 +50,7 @@ final class AsyncExchange: Sendable {
 
     /// Cancels the exchange: its task ends with `cancelled` (or `timedOut`, after the deadline).
     func cancel() {
-        let (task, deadline) = state.withLock { state -> (Task<HTTPResult, Never>?, Scheduled<Void>?) in
+        let (task, deadline) = state.withLockedValue { state -> (Task<HTTPResult, Never>?, Scheduled<Void>?) in
             state.isCancelled = true
             defer { state.deadline = nil }
             return (state.task, state.deadline)
@@ -61,25 +61,27 @@ final class AsyncExchange: Sendable {
 
     /// Ends the exchange's timer, once it has its outcome.
     func finish() {
-        state.withLock { $0.deadline.take() }?.cancel()
+        state.withLockedValue { $0.deadline.take() }?.cancel()
     }
 
     private func timeOut() {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.didTimeOut = !state.isCancelled
             state.deadline = nil
         }
         cancel()
     }
 
-    var didTimeOut: Bool { state.withLock { $0.didTimeOut } }
+    var didTimeOut: Bool { state.withLockedValue { $0.didTimeOut } }
 
     /// Sends `prepared` with `client`'s async API and collects the response: the exchange's task runs this.
     func run(_ prepared: PreparedRequest, client: HTTPClient) async -> HTTPResult {
         let request = request
         var metrics = HTTPMetrics(startingNowFor: request)
         let isObserved = request.isObserved
-        if Task.isCancelled {
+        // Cancelled before its task was attached (a reset, a shutdown, the load's cancellation): nothing is sent.
+        if Task.isCancelled || state.withLockedValue({ $0.isCancelled }) {
+            finish()
             return HTTPResult.attaching(metrics, to: .failure(failure(CancellationError(), head: nil)))
         }
         var outgoing = HTTPClientRequest(url: prepared.url)
@@ -144,7 +146,7 @@ final class AsyncExchange: Sendable {
         var failure: HTTPError
         if didTimeOut {
             failure = HTTPError(request: request, asyncHTTPClientError: HTTPClientError.deadlineExceeded)
-        } else if Task.isCancelled || error is CancellationError {
+        } else if Task.isCancelled || error is CancellationError || state.withLockedValue({ $0.isCancelled }) {
             failure = HTTPError(.cancelled, request: request)
         } else {
             failure = HTTPError(request: request, asyncHTTPClientError: error)

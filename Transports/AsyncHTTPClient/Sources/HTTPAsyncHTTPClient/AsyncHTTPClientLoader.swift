@@ -6,7 +6,6 @@ public import NIOCore
 import NIOHTTPCompression
 import NIOPosix
 public import NIOSSL
-import Synchronization
 
 /// The terminal loader that sends requests with AsyncHTTPClient: the transport for servers.
 ///
@@ -115,7 +114,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     private let connectTimeout: TimeAmount
     private let configurationText: String
     private let bridges: TLSBridges
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     private struct State {
         /// Counts cancelling resets, so that a load accepted before one began but started after it is cancelled.
@@ -215,7 +214,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     deinit {
         bridges.close()
         // Never a blocking shutdown here: the client's own asynchronous one, which keeps it alive until done.
-        if ownsClient, !state.withLock({ $0.isShutDown }) {
+        if ownsClient, !state.withLockedValue({ $0.isShutDown }) {
             _ = client.shutdown()
             for proxyClient in proxyClients.values { _ = proxyClient.shutdown() }
         }
@@ -225,7 +224,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     /// body still arriving afterwards is cancelled); then the client the loader made is shut down. A client the
     /// loader was given is left running: it is yours to shut down. Calling it again does nothing.
     public func shutdown() async {
-        let shouldShutDown = state.withLock { state -> Bool in
+        let shouldShutDown = state.withLockedValue { state -> Bool in
             defer { state.isShutDown = true }
             return !state.isShutDown
         }
@@ -236,7 +235,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
             try? await client.shutdown()
             for proxyClient in proxyClients.values { try? await proxyClient.shutdown() }
         } else {
-            for underway in state.withLock({ Array($0.transfers.values) }) { underway.cancel() }
+            for underway in state.withLockedValue({ Array($0.transfers.values) }) { underway.cancel() }
         }
     }
 
@@ -273,7 +272,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
             case accepted(epoch: Int, othersInFlight: Bool)
             case refused(HTTPError.Code, String)
         }
-        let admission = state.withLock { state -> Admission in
+        let admission = state.withLockedValue { state -> Admission in
             if state.isShutDown { return .refused(.cannotConnect, "AsyncHTTPClientLoader was shut down") }
             // Under the lock `waitUntilIdle` counts loads with: a reset that has begun is seen here, or waits for this
             // load.
@@ -320,12 +319,12 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
         let id = ObjectIdentifier(transfer)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let cancelNow = state.withLock { state -> Bool in
+                let cancelNow = state.withLockedValue { state -> Bool in
                     state.transfers[id] = .transfer(transfer)
                     return state.cancellingResets != epoch
                 }
                 let onEnd: @Sendable () -> Void = {
-                    self.state.withLock { _ = $0.transfers.removeValue(forKey: id) }
+                    self.state.withLockedValue { _ = $0.transfers.removeValue(forKey: id) }
                 }
                 if cancelNow {
                     transfer.cancel()  // a cancelling reset began after admission: nothing is sent
@@ -344,12 +343,13 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     ) async -> HTTPResult {
         let exchange = AsyncExchange(request: request)
         let id = ObjectIdentifier(exchange)
-        let cancelNow = state.withLock { state -> Bool in
+        let cancelNow = state.withLockedValue { state -> Bool in
             state.transfers[id] = .exchange(exchange)
             return state.cancellingResets != epoch
         }
-        defer { state.withLock { _ = $0.transfers.removeValue(forKey: id) } }
-        if cancelNow { exchange.cancel() }  // a cancelling reset began after admission: nothing is sent
+        defer { state.withLockedValue { _ = $0.transfers.removeValue(forKey: id) } }
+        // A cancelling reset that began after admission, or the load's own cancellation: nothing is sent.
+        if cancelNow || Task.isCancelled { return .failure(HTTPError(.cancelled, request: request)) }
         if let deadline = prepared.deadline { exchange.startDeadline(deadline, on: client.eventLoopGroup.any()) }
         // Started at once on this thread, up to AsyncHTTPClient's first suspension: a task scheduled elsewhere costs a
         // thread's wake-up before the request even leaves.
@@ -396,10 +396,10 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     }
 
     /// The transfers under way, streams whose body is still arriving included: for tests.
-    var transfersUnderWay: Int { state.withLock { $0.transfers.count } }
+    var transfersUnderWay: Int { state.withLockedValue { $0.transfers.count } }
 
     private func loadEnded() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
             state.loadsInFlight -= 1
             guard state.loadsInFlight == 0 else { return [] }
             defer { state.idleWaiters = [] }
@@ -410,9 +410,9 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
 
     /// The TLS configuration presenting `identity`, made once per identity.
     func tlsConfiguration(presenting identity: ClientIdentity) throws -> TLSConfiguration {
-        if let made = state.withLock({ $0.identityConfigurations[identity] }) { return made }
+        if let made = state.withLockedValue({ $0.identityConfigurations[identity] }) { return made }
         let made = try Self.tlsConfiguration(presenting: identity, over: baseTLSConfiguration)
-        return state.withLock { state in
+        return state.withLockedValue { state in
             if let existing = state.identityConfigurations[identity] { return existing }
             state.identityConfigurations[identity] = made
             return made
@@ -433,7 +433,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     /// With `ResetMode.cancel`, cancels the transfers in flight (streams included), whose loads complete with
     /// `cancelled` at once.
     public override func failHeldLoads(_ mode: ResetMode) {
-        let transfers = state.withLock { state -> [Underway] in
+        let transfers = state.withLockedValue { state -> [Underway] in
             guard mode == .cancel else { return [] }
             state.cancellingResets += 1
             return Array(state.transfers.values)
@@ -445,7 +445,7 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
     /// chain of this loader alone has nobody to count them).
     public override func waitUntilIdle() async {
         await withCheckedContinuation { continuation in
-            let isIdle = state.withLock { state -> Bool in
+            let isIdle = state.withLockedValue { state -> Bool in
                 if state.loadsInFlight == 0 { return true }
                 state.idleWaiters.append(continuation)
                 return false

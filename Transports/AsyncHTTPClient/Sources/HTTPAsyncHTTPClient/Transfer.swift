@@ -5,7 +5,6 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
-import Synchronization
 
 /// One request on its way through AsyncHTTPClient: its response delegate, the thin driver of a
 /// ``TransferStateMachine``. It collects the body (or streams it, or writes it to a file), measures the transfer,
@@ -48,9 +47,7 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
     private let totalBytesToSend: Int64?
     /// The bridge a pinned request goes through, whose rejection explains a lost connection.
     let bridge: TLSBridge?
-    /// The machine, behind the standard library's `Mutex`: its `withLock` is compiled for the machine's own types,
-    /// where a generic lock box would copy events and actions through runtime metadata.
-    private let machine: Mutex<Machine>
+    private let machine: NIOLockedValueBox<Machine>
 
     init(request: HTTPRequest, totalBytesToSend: Int64?, bridge: TLSBridge?) {
         self.request = request
@@ -68,14 +65,14 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
             delivery = .file(url, offset: offset)
             mode = .file
         }
-        machine = Mutex(Machine(mode: mode))
+        machine = NIOLockedValueBox(Machine(mode: mode))
         let offset: Int64 = if case .file(_, let offset) = delivery { offset } else { 0 }
         progress = ProgressReporter(request: request, totalBytesToSend: totalBytesToSend, alreadyReceived: offset)
         isObserved = request.isObserved
     }
 
     private func handle(_ event: Machine.Event) -> Machine.Action {
-        machine.withLock { $0.handle(event) }
+        machine.withLockedValue { $0.handle(event) }
     }
 
     // MARK: - From the load

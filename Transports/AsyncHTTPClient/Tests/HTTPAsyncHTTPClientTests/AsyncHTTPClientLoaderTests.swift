@@ -222,7 +222,9 @@ struct AsyncHTTPClientLoaderTests {
         try await withLoader { loader async throws in
             let started = Box(false)
             let chain = observing(loader, started: started)
-            let inFlight = Task { [request = request("/delay/1")] in await chain.load(request) }
+            // Three seconds: long enough that the reset below begins while the load is in flight, even on a machine
+            // as busy as ThreadSanitizer beside two CPU burners (a second was not).
+            let inFlight = Task { [request = request("/delay/3")] in await chain.load(request) }
             try await eventually { started.value }
             // The reset refuses new loads at once, waits for the one in flight, and then accepts loads again.
             let reset = Task { await chain.reset(mode: .drain) }
