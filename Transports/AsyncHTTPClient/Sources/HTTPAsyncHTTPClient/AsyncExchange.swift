@@ -9,10 +9,10 @@ import NIOHTTP1
 /// A buffered load sent with AsyncHTTPClient's async API (`execute(_:deadline:)`): the request in a task of its own,
 /// which the load's cancellation, a cancelling reset, a shutdown and the request's deadline cancel.
 ///
-/// The loader takes this path for the common load — a body in memory (or none), a buffered response, no pinned TLS —
-/// because AsyncHTTPClient runs an async request on its connection's event loop, where the delegate API hops to the
-/// task's loop for each callback: at concurrency 16 the async API serves more requests with the same CPU
-/// (Benchmarks/README.md). Streams, files and request bodies read as they are sent keep ``Transfer``.
+/// The loader takes this path for a load sent while others are in flight, with a body in memory (or none), a buffered
+/// response, no pinned server and no upload progress: AsyncHTTPClient runs an async request on its connection's event
+/// loop, where the delegate API hops to the task's loop for each callback, which costs more under concurrency than
+/// this task's own wake-up. A load alone, streams, files and request bodies read as they are sent keep ``Transfer``.
 final class AsyncExchange: Sendable {
     private struct State {
         var task: Task<HTTPResult, Never>?
@@ -74,13 +74,16 @@ final class AsyncExchange: Sendable {
 
     var didTimeOut: Bool { state.withLockedValue { $0.didTimeOut } }
 
+    /// Whether ``cancel()`` was called: it sets this before it cancels the task, the only way the task is cancelled.
+    private var isCancelled: Bool { state.withLockedValue { $0.isCancelled } }
+
     /// Sends `prepared` with `client`'s async API and collects the response: the exchange's task runs this.
     func run(_ prepared: PreparedRequest, client: HTTPClient) async -> HTTPResult {
         let request = request
         var metrics = HTTPMetrics(startingNowFor: request)
         let isObserved = request.isObserved
         // Cancelled before its task was attached (a reset, a shutdown, the load's cancellation): nothing is sent.
-        if Task.isCancelled || state.withLockedValue({ $0.isCancelled }) {
+        if isCancelled {
             finish()
             return HTTPResult.attaching(metrics, to: .failure(failure(CancellationError(), head: nil)))
         }
@@ -106,9 +109,7 @@ final class AsyncExchange: Sendable {
             metrics.requestBodyBytesSent = prepared.bodyLength ?? 0
             if let progress {
                 if let length = prepared.bodyLength, length > 0 { progress.sent(totalBytes: length, expected: length) }
-                progress.receivedHead(
-                    status: Int(response.status.code), contentRange: response.headers.first(name: "Content-Range"),
-                    declaredLength: response.headers.first(name: "Content-Length").flatMap { Int64($0) })
+                progress.receivedHead(received)
             }
             if isObserved {
                 request.emit(
@@ -146,7 +147,7 @@ final class AsyncExchange: Sendable {
         var failure: HTTPError
         if didTimeOut {
             failure = HTTPError(request: request, asyncHTTPClientError: HTTPClientError.deadlineExceeded)
-        } else if Task.isCancelled || error is CancellationError || state.withLockedValue({ $0.isCancelled }) {
+        } else if isCancelled {
             failure = HTTPError(.cancelled, request: request)
         } else {
             failure = HTTPError(request: request, asyncHTTPClientError: error)

@@ -32,10 +32,11 @@ public import NIOSSL
 /// - **Bodies**: a body in memory goes at once; a `FileBody`, a `StreamBody` or a `MultipartFormBody` with file
 ///   parts is read as AsyncHTTPClient asks for more (with its length when known, chunked otherwise), so a slow server
 ///   never makes the process read ahead.
-/// - **Two of AsyncHTTPClient's APIs**: a buffered load with its body in memory (or none) is sent with the async API
-///   (`execute(_:deadline:)`), in a task of its own that cancellation, a reset and the deadline cancel; the others
-///   (streams, files, bodies read as they are sent, pinned servers, upload progress part by part) with the response
-///   delegate API (`execute(request:delegate:)`). What a load returns is the same either way.
+/// - **Two of AsyncHTTPClient's APIs**: a buffered load with its body in memory (or none), sent while other loads are
+///   in flight, goes through the async API (`execute(_:deadline:)`), in a task of its own that cancellation, a reset
+///   and the deadline cancel; the others (a load alone, streams, files, bodies read as they are sent, pinned servers,
+///   upload progress part by part) through the response delegate API (`execute(request:delegate:)`). What a load
+///   returns is the same either way.
 /// - **Responses**: buffered (the default), as a stream (`HTTPResponse.bodyStream`, whose backpressure stops reading
 ///   from the socket while the consumer's buffer is full), or written to a file off the event loop
 ///   (`ResponseDelivery.file(_:resumingAt:)`, for `download(_:to:resumeAttempts:)`).
@@ -348,8 +349,9 @@ public final class AsyncHTTPClientLoader: HTTPLoader, @unchecked Sendable {
             return state.cancellingResets != epoch
         }
         defer { state.withLockedValue { _ = $0.transfers.removeValue(forKey: id) } }
-        // A cancelling reset that began after admission, or the load's own cancellation: nothing is sent.
-        if cancelNow || Task.isCancelled { return .failure(HTTPError(.cancelled, request: request)) }
+        // A cancelling reset that began after admission: nothing is sent. (The load's own cancellation was checked
+        // just before, and from here on its handler below cancels the exchange.)
+        if cancelNow { return .failure(HTTPError(.cancelled, request: request)) }
         if let deadline = prepared.deadline { exchange.startDeadline(deadline, on: client.eventLoopGroup.any()) }
         // Started at once on this thread, up to AsyncHTTPClient's first suspension: a task scheduled elsewhere costs a
         // thread's wake-up before the request even leaves.

@@ -123,9 +123,7 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         if let progress {
-            progress.receivedHead(
-                status: Int(head.status.code), contentRange: head.headers.first(name: "Content-Range"),
-                declaredLength: head.headers.first(name: "Content-Length").flatMap { Int64($0) })
+            progress.receivedHead(head)
         }
         if isObserved {
             request.emit(.responseHeadReceived, result: .success(response(for: head, body: Data())))
@@ -305,5 +303,14 @@ final class Transfer: HTTPClientResponseDelegate, Sendable {
                     "the server answered 206 with Content-Range '\(range)', not one starting at byte \(expected)")
         }
         return start
+    }
+}
+
+extension ProgressReporter {
+    /// The response's head arrived: its status, `Content-Range` and `Content-Length`.
+    func receivedHead(_ head: HTTPResponseHead) {
+        receivedHead(
+            status: Int(head.status.code), contentRange: head.headers.first(name: "Content-Range"),
+            declaredLength: head.headers.first(name: "Content-Length").flatMap { Int64($0) })
     }
 }

@@ -382,23 +382,3 @@ extension TransferStateMachine.Mode: Sendable {}
 extension TransferStateMachine.Load: Sendable where Handles.Continuation: Sendable {}
 extension TransferStateMachine.Execution: Sendable where Handles.Task: Sendable {}
 extension TransferStateMachine.Parking: Sendable where Handles.Promise: Sendable {}
-extension TransferStateMachine.Event: Sendable
-where
-    Handles.Continuation: Sendable, Handles.Task: Sendable, Handles.Stream: Sendable, Handles.File: Sendable,
-    Handles.Promise: Sendable, Handles.Writer: Sendable, Handles.OnEnd: Sendable
-{}
-extension TransferStateMachine.Action: Sendable
-where
-    Handles.Continuation: Sendable, Handles.Task: Sendable, Handles.Stream: Sendable, Handles.File: Sendable,
-    Handles.Promise: Sendable, Handles.Writer: Sendable, Handles.OnEnd: Sendable
-{}
-extension TransferStateMachine.Cancellation: Sendable
-where
-    Handles.Continuation: Sendable, Handles.Task: Sendable, Handles.Stream: Sendable, Handles.Promise: Sendable,
-    Handles.Writer: Sendable, Handles.OnEnd: Sendable
-{}
-extension TransferStateMachine.Ending: Sendable
-where
-    Handles.Continuation: Sendable, Handles.Stream: Sendable, Handles.File: Sendable, Handles.Promise: Sendable,
-    Handles.Writer: Sendable, Handles.OnEnd: Sendable
-{}
