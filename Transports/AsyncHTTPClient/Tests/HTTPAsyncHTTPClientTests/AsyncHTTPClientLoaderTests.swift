@@ -118,16 +118,17 @@ struct AsyncHTTPClientLoaderTests {
             let chain = observing(loader, started: otherStarted)
             let other = besideAnotherLoad ? Task { [request = request("/delay/2")] in await chain.load(request) } : nil
             if other != nil { try await eventually { otherStarted.value } }
-            // The head at once, then ten bytes over five seconds.
+            // The head at once, then ten bytes over ten seconds; two seconds for the head even on a loaded machine (under
+            // ThreadSanitizer beside two CPU burners, with the suite's other tests, it once took longer than 700 ms).
             var request = request("/drip")
-            request.query = [URLQueryItem(name: "numbytes", value: "10"), URLQueryItem(name: "duration", value: "5")]
-            request.timeout = .milliseconds(700)
+            request.query = [URLQueryItem(name: "numbytes", value: "10"), URLQueryItem(name: "duration", value: "10")]
+            request.timeout = .seconds(2)
             let started = ContinuousClock.now
             let error = try #require(await loader.load(request).error)
             #expect(error.code == .timedOut, "\(error)")
             #expect(error.response?.status == .ok, "the head that had arrived is kept: \(error)")
             #expect(error.metrics?.responseHeadReceived != nil)
-            #expect(ContinuousClock.now - started < .seconds(4))
+            #expect(ContinuousClock.now - started < .seconds(8), "the timeout ended the body, not the server")
             if let other { #expect(try await other.finished().response?.status == .ok) }
         }
     }
