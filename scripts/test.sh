@@ -117,9 +117,13 @@ echo "apple-only code type-checks: $((SECONDS - platform_start)) s"
 
 run_suite unit-and-integration
 
-# The packages beside the product: each has its own Package.swift, dependencies and build folder (.build inside it;
-# .build-tsan for ThreadSanitizer).
+# The packages beside the product: each has its own Package.swift and dependencies. They share one build folder
+# (and one for ThreadSanitizer): they depend on the same packages (swift-nio, AsyncHTTPClient, swift-log, the
+# product...), which SwiftPM then compiles once for all of them, the demo and the benchmarks, not once each. A build
+# folder shared by root packages is reused, not rebuilt: SwiftPM keys each compiled module on its command line.
 SIDE_PACKAGES=(Transports/AsyncHTTPClient Integrations/OpenAPI Integrations/Observability)
+SIDE_SCRATCH=$ROOT/.build-side
+SIDE_SCRATCH_TSAN=$ROOT/.build-side-tsan
 
 # A side package's Swift files to lint: its own, not generated code (Generated/ folders, written by
 # swift-openapi-generator and committed) nor build folders.
@@ -134,8 +138,9 @@ for package in "${SIDE_PACKAGES[@]}"; do
   # shellcheck disable=SC2046 # one argument per file; the paths have no spaces
   swift format lint --strict $(lint_files "$package") \
     || fail "formatting: run 'swift format format -i' on the files above ($package)"
-  swift build --package-path "$package" --build-tests || fail "$package does not build (or has a warning)"
-  run_suite "$(basename "$package" | tr '[:upper:]' '[:lower:]')" --package-path "$package"
+  swift build --package-path "$package" --scratch-path "$SIDE_SCRATCH" --build-tests \
+    || fail "$package does not build (or has a warning)"
+  run_suite "$(basename "$package" | tr '[:upper:]' '[:lower:]')" --package-path "$package" --scratch-path "$SIDE_SCRATCH"
   echo "$package step, build included: $((SECONDS - package_start)) s"
 done
 
@@ -147,7 +152,8 @@ demo_start=$SECONDS
 # shellcheck disable=SC2046 # one argument per file; the paths have no spaces
 swift format lint --strict $(find Integrations/Demo/Sources -name '*.swift' -type f | sort) Integrations/Demo/Package.swift \
   || fail "formatting: run 'swift format format -i' on the files above (Integrations/Demo)"
-swift build --package-path Integrations/Demo --product IntegrationsDemo || fail "Integrations/Demo does not build"
+swift build --package-path Integrations/Demo --scratch-path "$SIDE_SCRATCH" --product IntegrationsDemo \
+  || fail "Integrations/Demo does not build"
 echo "Integrations/Demo step, build included: $((SECONDS - demo_start)) s"
 
 # The benchmarks (Benchmarks/README.md) are measured by hand against DESIGN.md's budgets, never in CI; built here (debug)
@@ -157,7 +163,7 @@ bench_start=$SECONDS
 # shellcheck disable=SC2046 # one argument per file; the paths have no spaces
 swift format lint --strict $(find Benchmarks/Sources -name '*.swift' -type f | sort) Benchmarks/Package.swift \
   || fail "formatting: run 'swift format format -i' on the files above (Benchmarks)"
-swift build --package-path Benchmarks || fail "Benchmarks does not build"
+swift build --package-path Benchmarks --scratch-path "$SIDE_SCRATCH" || fail "Benchmarks does not build"
 echo "Benchmarks step, build included: $((SECONDS - bench_start)) s"
 
 step "documentation: every DocC catalog builds without a warning (symbol links resolve)"
@@ -196,7 +202,7 @@ check_catalogs() {
 check_catalogs . "$ROOT/.build-docs"
 for package in "${SIDE_PACKAGES[@]}"; do
   # Extension block symbols: a side package documents what it adds to the product's types (HTTPRequest's options).
-  check_catalogs "$package" "$ROOT/$package/.build" --emit-extension-block-symbols
+  check_catalogs "$package" "$SIDE_SCRATCH" --emit-extension-block-symbols
 done
 echo "documentation step: $((SECONDS - docs_start)) s"
 
@@ -226,11 +232,11 @@ if [ "${SKIP_TSAN:-0}" != "1" ]; then
   for package in "${SIDE_PACKAGES[@]}"; do
     step "$package under ThreadSanitizer (build included)"
     package_start=$SECONDS
-    swift build --package-path "$package" --build-tests --sanitize=thread --scratch-path "$package/.build-tsan" \
+    swift build --package-path "$package" --build-tests --sanitize=thread --scratch-path "$SIDE_SCRATCH_TSAN" \
       || fail "$package does not build with ThreadSanitizer"
     TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" run_suite \
       "$(basename "$package" | tr '[:upper:]' '[:lower:]')-thread-sanitizer" --sanitize=thread \
-      --package-path "$package" --scratch-path "$package/.build-tsan"
+      --package-path "$package" --scratch-path "$SIDE_SCRATCH_TSAN"
     echo "$package under ThreadSanitizer, build included: $((SECONDS - package_start)) s"
   done
 fi
