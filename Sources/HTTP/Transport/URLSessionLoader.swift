@@ -304,11 +304,6 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
         return (session.dataTask(with: urlRequest, completionHandler: finish), taskDelegate)
     }
 
-    /// The transfers whose tasks URLSession has not reported ended (for tests: none is forgotten, none is kept).
-    package var transfersUnderWay: Int {
-        Set((delegate.registeredTransfers() + leased.withLock { Array($0.values) }).map(ObjectIdentifier.init)).count
-    }
-
     /// With ``ResetMode/cancel``, cancels the transfers in flight, whose loads complete with
     /// ``HTTPError/Code/cancelled`` at once.
     public override func failHeldLoads(_ mode: ResetMode) {
