@@ -119,8 +119,9 @@ run_suite unit-and-integration
 
 # The packages beside the product: each has its own Package.swift and dependencies. They share one build folder
 # (and one for ThreadSanitizer): they depend on the same packages (swift-nio, AsyncHTTPClient, swift-log, the
-# product...), which SwiftPM then compiles once for all of them, the demo and the benchmarks, not once each. A build
-# folder shared by root packages is reused, not rebuilt: SwiftPM keys each compiled module on its command line.
+# product...), and SwiftPM reuses a module another root package compiled there with the same command line. It
+# does remove the checkouts of packages the current root does not use: swift-nio's goes when OpenAPI or Observability
+# builds, and the next package that needs it fetches and compiles it again (CHANGELOG, session 22).
 SIDE_PACKAGES=(Transports/AsyncHTTPClient Integrations/OpenAPI Integrations/Observability)
 SIDE_SCRATCH=$ROOT/.build-side
 SIDE_SCRATCH_TSAN=$ROOT/.build-side-tsan
