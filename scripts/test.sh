@@ -121,7 +121,8 @@ run_suite unit-and-integration
 # (and one for ThreadSanitizer): they depend on the same packages (swift-nio, AsyncHTTPClient, swift-log, the
 # product...), and SwiftPM reuses a module another root package compiled there with the same command line. It
 # does remove the checkouts of packages the current root does not use: swift-nio's goes when OpenAPI or Observability
-# builds, and the next package that needs it fetches and compiles it again (CHANGELOG, session 22).
+# builds, and the next package that needs it fetches and compiles it again (CHANGELOG, session 22). So the packages
+# without swift-nio build first, then those with it; the documentation step documents the transport first.
 SIDE_PACKAGES=(Transports/AsyncHTTPClient Integrations/OpenAPI Integrations/Observability)
 SIDE_SCRATCH=$ROOT/.build-side
 SIDE_SCRATCH_TSAN=$ROOT/.build-side-tsan
@@ -133,9 +134,9 @@ lint_files() {
   echo "$1/Package.swift"
 }
 
-for package in "${SIDE_PACKAGES[@]}"; do
+side_package_step() {
+  local package=$1 package_start=$SECONDS
   step "$package: lint, build (its targets' warnings are errors) and tests"
-  package_start=$SECONDS
   # shellcheck disable=SC2046 # one argument per file; the paths have no spaces
   swift format lint --strict $(lint_files "$package") \
     || fail "formatting: run 'swift format format -i' on the files above ($package)"
@@ -143,7 +144,12 @@ for package in "${SIDE_PACKAGES[@]}"; do
     || fail "$package does not build (or has a warning)"
   run_suite "$(basename "$package" | tr '[:upper:]' '[:lower:]')" --package-path "$package" --scratch-path "$SIDE_SCRATCH"
   echo "$package step, build included: $((SECONDS - package_start)) s"
-done
+}
+
+# The packages that do not use swift-nio first, then the demo (also without it), then those that do: a root package
+# that uses swift-nio after one that does not would fetch and compile it again.
+side_package_step Integrations/OpenAPI
+side_package_step Integrations/Observability
 
 # The integrations demo (scripts/demo.sh runs it after the product's): a package of its own with no tests, built so
 # that a change in the product or an integration cannot break it unnoticed. Its generated client is linked in
@@ -156,6 +162,8 @@ swift format lint --strict $(find Integrations/Demo/Sources -name '*.swift' -typ
 swift build --package-path Integrations/Demo --scratch-path "$SIDE_SCRATCH" --product IntegrationsDemo \
   || fail "Integrations/Demo does not build"
 echo "Integrations/Demo step, build included: $((SECONDS - demo_start)) s"
+
+side_package_step Transports/AsyncHTTPClient
 
 # The benchmarks (Benchmarks/README.md) are measured by hand against DESIGN.md's budgets, never in CI; built here (debug)
 # so that a change in the product or an integration cannot break them unnoticed.
