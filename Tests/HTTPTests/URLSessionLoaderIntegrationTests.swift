@@ -328,5 +328,9 @@ struct URLSessionLoaderIntegrationTests {
         #expect(outcomes.count == count)
         #expect(outcomes.allSatisfy { $0 == nil || $0 == .cancelled })
         #expect(outcomes.contains { $0 == nil })
+        // Every task ends, those of cancelled loads too, and the loader forgets every transfer.
+        try await eventually("transfers under way: \(loader.transfersUnderWay)") { [loader] in
+            loader.transfersUnderWay == 0
+        }
     }
 }

@@ -53,11 +53,12 @@ import Foundation
 
     static func bytes(_ count: Int) -> Data { Data(repeating: 0x61, count: count) }
 
-    /// The events a driver sends to start a task: the load waits, the task's end is watched, the task starts.
+    /// The events a driver sends to start a task: the load waits, the task's end is watched, the transfer begins (its
+    /// deadline set), the task starts.
     static var startSteps: [Machine.Event] {
         [
-            .install(Fake("L")), .whenTaskEnds({}), .starting(HTTPMetrics(startDate: Date(), start: at(1))),
-            .started(Fake("T"), timer: Fake("D")),
+            .install(Fake("L")), .whenTaskEnds({}),
+            .starting(HTTPMetrics(startDate: Date(), start: at(1)), timer: Fake("D")), .started(Fake("T")),
         ]
     }
 
@@ -127,7 +128,7 @@ import Foundation
             case .bodyArriving: start + [.headReceived(ok, stream: nil, at: at(2)), .received(bytes(10))]
             case .streamEarlyHead:
                 [
-                    .install(Fake("L")), .starting(HTTPMetrics(startDate: Date(), start: at(1))),
+                    .install(Fake("L")), .starting(HTTPMetrics(startDate: Date(), start: at(1)), timer: nil),
                     .headReceived(ok, stream: stream, at: at(2)),
                 ]
             case .streaming: start + [.headReceived(ok, stream: stream, at: at(2))]
@@ -173,8 +174,8 @@ import Foundation
             return switch self {
             case .install: .install(Fake("L2"))
             case .whenTaskEnds: .whenTaskEnds({})
-            case .starting: .starting(HTTPMetrics(startDate: Date(), start: at(1)))
-            case .started: .started(Fake("T2"), timer: Fake("D2"))
+            case .starting: .starting(HTTPMetrics(startDate: Date(), start: at(1)), timer: Fake("D2"))
+            case .started: .started(Fake("T2"))
             case .head200: .headReceived(head(200), stream: stream, at: at(2))
             case .head206: .headReceived(head(206), stream: stream, at: at(2))
             case .head404: .headReceived(head(404), stream: stream, at: at(2))
@@ -208,7 +209,8 @@ import Foundation
         case .none: "none"
         case .resumeCancelled(let waiter): "resume \(waiter) cancelled"
         case .runTaskEnd: "run on-end"
-        case .cancelStarted(let task, let timer): "cancel \(task) \(timer.map { "\($0)" } ?? "-")"
+        case .cancelStarted(let task): "cancel \(task)"
+        case .cancelTimer(let timer): "cancel \(timer)"
         case .resumeStreaming(let waiter, let head, let stream, let task):
             "resume \(waiter) with \(head.statusCode) \(name(stream)) pause \(task.map { "\($0)" } ?? "-")"
         case .openFile(let head): "open file for \(head.statusCode)"
@@ -270,8 +272,8 @@ import Foundation
         .fresh: [
             .install: "none → waiting L2",
             .whenTaskEnds: "none → idle, on-end",
-            .starting: "none → idle, in 0 out 0 end 1",
-            .started: "none → idle, T2, D2",
+            .starting: "none → idle, D2, in 0 out 0 end 1",
+            .started: "none → idle, T2",
             .head200: "none → idle",
             .head206: "none → idle",
             .head404: "none → idle",
@@ -292,8 +294,8 @@ import Foundation
         .cancelledFirst: [
             .install: "resume L2 cancelled → stopped",
             .whenTaskEnds: "none → stopped, on-end",
-            .starting: "none → stopped, in 0 out 0 end 1",
-            .started: "cancel T2 D2 → stopped",
+            .starting: "cancel D2 → stopped",
+            .started: "cancel T2 → stopped",
             .head200: "none → stopped",
             .head206: "none → stopped",
             .head404: "none → stopped",
@@ -314,8 +316,8 @@ import Foundation
         .installed: [
             .install: "resume L2 cancelled → waiting L",
             .whenTaskEnds: "none → waiting L, on-end",
-            .starting: "none → waiting L, in 0 out 0 end 1",
-            .started: "none → waiting L, T2, D2",
+            .starting: "none → waiting L, D2, in 0 out 0 end 1",
+            .started: "none → waiting L, T2",
             .head200: "none → waiting L",
             .head206: "none → waiting L",
             .head404: "none → waiting L",
@@ -336,8 +338,8 @@ import Foundation
         .running: [
             .install: "resume L2 cancelled → waiting L, T, D, on-end, in 0 out 0 end 1",
             .whenTaskEnds: "none → waiting L, T, D, on-end, in 0 out 0 end 1",
-            .starting: "none → waiting L, T, D, on-end, in 0 out 0 end 1",
-            .started: "cancel T2 D2 → waiting L, T, D, on-end, in 0 out 0 end 1",
+            .starting: "cancel D2 → waiting L, T, D, on-end, in 0 out 0 end 1",
+            .started: "cancel T2 → waiting L, T, D, on-end, in 0 out 0 end 1",
             .head200: "none → waiting L, T, D, on-end, in 0 out 0 head 2 end 1",
             .head206: "none → waiting L, T, D, on-end, in 0 out 0 head 2 end 1",
             .head404: "none → waiting L, T, D, on-end, in 0 out 0 head 2 end 1",
@@ -358,8 +360,8 @@ import Foundation
         .bodyArriving: [
             .install: "resume L2 cancelled → waiting L, T, D, body 10, on-end, in 10 out 0 head 2 end 1",
             .whenTaskEnds: "none → waiting L, T, D, body 10, on-end, in 10 out 0 head 2 end 1",
-            .starting: "none → waiting L, T, D, body 10, on-end, in 0 out 0 end 1",
-            .started: "cancel T2 D2 → waiting L, T, D, body 10, on-end, in 10 out 0 head 2 end 1",
+            .starting: "cancel D2 → waiting L, T, D, body 10, on-end, in 0 out 0 end 1",
+            .started: "cancel T2 → waiting L, T, D, body 10, on-end, in 10 out 0 head 2 end 1",
             .head200: "none → waiting L, T, D, body 10, on-end, in 10 out 0 head 2 end 1",
             .head206: "none → waiting L, T, D, body 10, on-end, in 10 out 0 head 2 end 1",
             .head404: "none → waiting L, T, D, body 10, on-end, in 10 out 0 head 2 end 1",
@@ -385,8 +387,8 @@ import Foundation
         .streamRunning: [
             .install: "resume L2 cancelled → waiting L, T, D, on-end, in 0 out 0 end 1",
             .whenTaskEnds: "none → waiting L, T, D, on-end, in 0 out 0 end 1",
-            .starting: "none → waiting L, T, D, on-end, in 0 out 0 end 1",
-            .started: "cancel T2 D2 → waiting L, T, D, on-end, in 0 out 0 end 1",
+            .starting: "cancel D2 → waiting L, T, D, on-end, in 0 out 0 end 1",
+            .started: "cancel T2 → waiting L, T, D, on-end, in 0 out 0 end 1",
             .head200: "resume L with 200 S2 pause T → streaming, T, D, S2, on-end, in 0 out 0 head 2 end 1",
             .head206: "resume L with 206 S2 pause T → streaming, T, D, S2, on-end, in 0 out 0 head 2 end 1",
             .head404: "resume L with 404 S2 pause T → streaming, T, D, S2, on-end, in 0 out 0 head 2 end 1",
@@ -407,8 +409,8 @@ import Foundation
         .streamEarlyHead: [
             .install: "resume L2 cancelled → streaming, S, in 0 out 0 head 2 end 1",
             .whenTaskEnds: "none → streaming, S, on-end, in 0 out 0 head 2 end 1",
-            .starting: "none → streaming, S, in 0 out 0 end 1",
-            .started: "none → streaming, T2, D2, S, in 0 out 0 head 2 end 1",
+            .starting: "none → streaming, D2, S, in 0 out 0 end 1",
+            .started: "none → streaming, T2, S, in 0 out 0 head 2 end 1",
             .head200: "none → streaming, S, in 0 out 0 head 2 end 1",
             .head206: "none → streaming, S, in 0 out 0 head 2 end 1",
             .head404: "none → streaming, S, in 0 out 0 head 2 end 1",
@@ -429,8 +431,8 @@ import Foundation
         .streaming: [
             .install: "resume L2 cancelled → streaming, T, D, S, on-end, in 0 out 0 head 2 end 1",
             .whenTaskEnds: "none → streaming, T, D, S, on-end, in 0 out 0 head 2 end 1",
-            .starting: "none → streaming, T, D, S, on-end, in 0 out 0 end 1",
-            .started: "cancel T2 D2 → streaming, T, D, S, on-end, in 0 out 0 head 2 end 1",
+            .starting: "cancel D2 → streaming, T, D, S, on-end, in 0 out 0 end 1",
+            .started: "cancel T2 → streaming, T, D, S, on-end, in 0 out 0 head 2 end 1",
             .head200: "none → streaming, T, D, S, on-end, in 0 out 0 head 2 end 1",
             .head206: "none → streaming, T, D, S, on-end, in 0 out 0 head 2 end 1",
             .head404: "none → streaming, T, D, S, on-end, in 0 out 0 head 2 end 1",
@@ -452,8 +454,8 @@ import Foundation
         .streamDropped: [
             .install: "resume L2 cancelled → streaming, T, D, on-end, in 0 out 0 head 2 end 1",
             .whenTaskEnds: "none → streaming, T, D, on-end, in 0 out 0 head 2 end 1",
-            .starting: "none → streaming, T, D, on-end, in 0 out 0 end 1",
-            .started: "cancel T2 D2 → streaming, T, D, on-end, in 0 out 0 head 2 end 1",
+            .starting: "cancel D2 → streaming, T, D, on-end, in 0 out 0 end 1",
+            .started: "cancel T2 → streaming, T, D, on-end, in 0 out 0 head 2 end 1",
             .head200: "none → streaming, T, D, on-end, in 0 out 0 head 2 end 1",
             .head206: "none → streaming, T, D, on-end, in 0 out 0 head 2 end 1",
             .head404: "none → streaming, T, D, on-end, in 0 out 0 head 2 end 1",
@@ -474,8 +476,8 @@ import Foundation
         .fileRunning: [
             .install: "resume L2 cancelled → waiting L, T, D, on-end, in 0 out 0 end 1",
             .whenTaskEnds: "none → waiting L, T, D, on-end, in 0 out 0 end 1",
-            .starting: "none → waiting L, T, D, on-end, in 0 out 0 end 1",
-            .started: "cancel T2 D2 → waiting L, T, D, on-end, in 0 out 0 end 1",
+            .starting: "cancel D2 → waiting L, T, D, on-end, in 0 out 0 end 1",
+            .started: "cancel T2 → waiting L, T, D, on-end, in 0 out 0 end 1",
             .head200: "open file for 200 → waiting L, T, D, on-end, in 0 out 0 head 2 end 1",
             .head206: "open file for 206 → waiting L, T, D, on-end, in 0 out 0 head 2 end 1",
             .head404: "none → waiting L, T, D, on-end, in 0 out 0 head 2 end 1",
@@ -496,8 +498,8 @@ import Foundation
         .fileWriting: [
             .install: "resume L2 cancelled → waiting L, T, D, F, on-end, in 0 out 0 head 2 end 1",
             .whenTaskEnds: "none → waiting L, T, D, F, on-end, in 0 out 0 head 2 end 1",
-            .starting: "none → waiting L, T, D, F, on-end, in 0 out 0 end 1",
-            .started: "cancel T2 D2 → waiting L, T, D, F, on-end, in 0 out 0 head 2 end 1",
+            .starting: "cancel D2 → waiting L, T, D, F, on-end, in 0 out 0 end 1",
+            .started: "cancel T2 → waiting L, T, D, F, on-end, in 0 out 0 head 2 end 1",
             .head200: "none → waiting L, T, D, F, on-end, in 0 out 0 head 2 end 1",
             .head206: "none → waiting L, T, D, F, on-end, in 0 out 0 head 2 end 1",
             .head404: "none → waiting L, T, D, F, on-end, in 0 out 0 head 2 end 1",
@@ -520,8 +522,8 @@ import Foundation
         .fileFailed: [
             .install: "resume L2 cancelled → waiting L, T, D, F, file failed, on-end, in 0 out 0 head 2 end 1",
             .whenTaskEnds: "none → waiting L, T, D, F, file failed, on-end, in 0 out 0 head 2 end 1",
-            .starting: "none → waiting L, T, D, F, file failed, on-end, in 0 out 0 end 1",
-            .started: "cancel T2 D2 → waiting L, T, D, F, file failed, on-end, in 0 out 0 head 2 end 1",
+            .starting: "cancel D2 → waiting L, T, D, F, file failed, on-end, in 0 out 0 end 1",
+            .started: "cancel T2 → waiting L, T, D, F, file failed, on-end, in 0 out 0 head 2 end 1",
             .head200: "none → waiting L, T, D, F, file failed, on-end, in 0 out 0 head 2 end 1",
             .head206: "none → waiting L, T, D, F, file failed, on-end, in 0 out 0 head 2 end 1",
             .head404: "none → waiting L, T, D, F, file failed, on-end, in 0 out 0 head 2 end 1",
@@ -552,8 +554,8 @@ import Foundation
         .fileOtherStatus: [
             .install: "resume L2 cancelled → waiting L, T, D, body 10, on-end, in 10 out 0 head 2 end 1",
             .whenTaskEnds: "none → waiting L, T, D, body 10, on-end, in 10 out 0 head 2 end 1",
-            .starting: "none → waiting L, T, D, body 10, on-end, in 0 out 0 end 1",
-            .started: "cancel T2 D2 → waiting L, T, D, body 10, on-end, in 10 out 0 head 2 end 1",
+            .starting: "cancel D2 → waiting L, T, D, body 10, on-end, in 0 out 0 end 1",
+            .started: "cancel T2 → waiting L, T, D, body 10, on-end, in 10 out 0 head 2 end 1",
             .head200: "open file for 200 → waiting L, T, D, body 10, on-end, in 10 out 0 head 2 end 1",
             .head206: "open file for 206 → waiting L, T, D, body 10, on-end, in 10 out 0 head 2 end 1",
             .head404: "none → waiting L, T, D, body 10, on-end, in 10 out 0 head 2 end 1",
@@ -579,8 +581,8 @@ import Foundation
         .stoppedBeforeStart: [
             .install: "resume L2 cancelled → stopped",
             .whenTaskEnds: "none → stopped, on-end",
-            .starting: "none → stopped, in 0 out 0 end 1",
-            .started: "cancel T2 D2 → stopped",
+            .starting: "cancel D2 → stopped",
+            .started: "cancel T2 → stopped",
             .head200: "none → stopped",
             .head206: "none → stopped",
             .head404: "none → stopped",
@@ -601,96 +603,96 @@ import Foundation
         .stopped: [
             .install: "resume L2 cancelled → stopped, on-end, in 0 out 0 end 4",
             .whenTaskEnds: "none → stopped, on-end, in 0 out 0 end 4",
-            .starting: "none → stopped, on-end, in 0 out 0 end 1",
-            .started: "cancel T2 D2 → stopped, on-end, in 0 out 0 end 4",
-            .head200: "none → stopped, on-end, in 0 out 0 head 2 end 4",
-            .head206: "none → stopped, on-end, in 0 out 0 head 2 end 4",
-            .head404: "none → stopped, on-end, in 0 out 0 head 2 end 4",
-            .headNotHTTP: "none → stopped, on-end, in 0 out 0 head 2 end 4",
+            .starting: "cancel D2 → stopped, on-end, in 0 out 0 end 4",
+            .started: "cancel T2 → stopped, on-end, in 0 out 0 end 4",
+            .head200: "none → stopped, on-end, in 0 out 0 end 4",
+            .head206: "none → stopped, on-end, in 0 out 0 end 4",
+            .head404: "none → stopped, on-end, in 0 out 0 end 4",
+            .headNotHTTP: "none → stopped, on-end, in 0 out 0 end 4",
             .fileOpened: "none → stopped, F2, on-end, in 0 out 0 end 4",
             .fileFailed: "none → stopped, file failed, on-end, in 0 out 0 end 4",
-            .received: "none → stopped, on-end, in 10 out 0 end 4",
-            .sentPart: "none → stopped, on-end, in 0 out 4 end 4",
-            .sentAll: "none → stopped, on-end, in 0 out 10 sent 3 end 4",
+            .received: "none → stopped, on-end, in 0 out 0 end 4",
+            .sentPart: "none → stopped, on-end, in 0 out 0 end 4",
+            .sentAll: "none → stopped, on-end, in 0 out 0 end 4",
             .tlsRejected: "none → stopped, tls rejected, on-end, in 0 out 0 end 4",
             .challengeDeclined: "none → stopped, declined 401, on-end, in 0 out 0 end 4",
             .cancel: "none → stopped, on-end, in 0 out 0 end 4",
             .timeOut: "none → stopped, on-end, in 0 out 0 end 4",
-            .taskEnded: "end: body 0, run on-end → finished, in 0 out 10 end 6",
-            .taskEndedWithBody: "end: body 7, run on-end → finished, in 7 out 10 end 6",
-            .taskEndedFailed: "end: body 0, error -1005, run on-end → finished, in 0 out 0 end 6",
+            .taskEnded: "end: body 0, run on-end → finished, in 0 out 0 end 4",
+            .taskEndedWithBody: "end: body 7, run on-end → finished, in 0 out 0 end 4",
+            .taskEndedFailed: "end: body 0, error -1005, run on-end → finished, in 0 out 0 end 4",
         ],
         .timedOut: [
             .install: "resume L2 cancelled → stopped, on-end, in 0 out 0 end 5",
             .whenTaskEnds: "none → stopped, on-end, in 0 out 0 end 5",
-            .starting: "none → stopped, on-end, in 0 out 0 end 1",
-            .started: "cancel T2 D2 → stopped, on-end, in 0 out 0 end 5",
-            .head200: "none → stopped, on-end, in 0 out 0 head 2 end 5",
-            .head206: "none → stopped, on-end, in 0 out 0 head 2 end 5",
-            .head404: "none → stopped, on-end, in 0 out 0 head 2 end 5",
-            .headNotHTTP: "none → stopped, on-end, in 0 out 0 head 2 end 5",
+            .starting: "cancel D2 → stopped, on-end, in 0 out 0 end 5",
+            .started: "cancel T2 → stopped, on-end, in 0 out 0 end 5",
+            .head200: "none → stopped, on-end, in 0 out 0 end 5",
+            .head206: "none → stopped, on-end, in 0 out 0 end 5",
+            .head404: "none → stopped, on-end, in 0 out 0 end 5",
+            .headNotHTTP: "none → stopped, on-end, in 0 out 0 end 5",
             .fileOpened: "none → stopped, F2, on-end, in 0 out 0 end 5",
             .fileFailed: "none → stopped, file failed, on-end, in 0 out 0 end 5",
-            .received: "none → stopped, on-end, in 10 out 0 end 5",
-            .sentPart: "none → stopped, on-end, in 0 out 4 end 5",
-            .sentAll: "none → stopped, on-end, in 0 out 10 sent 3 end 5",
+            .received: "none → stopped, on-end, in 0 out 0 end 5",
+            .sentPart: "none → stopped, on-end, in 0 out 0 end 5",
+            .sentAll: "none → stopped, on-end, in 0 out 0 end 5",
             .tlsRejected: "none → stopped, tls rejected, on-end, in 0 out 0 end 5",
             .challengeDeclined: "none → stopped, declined 401, on-end, in 0 out 0 end 5",
             .cancel: "none → stopped, on-end, in 0 out 0 end 5",
             .timeOut: "none → stopped, on-end, in 0 out 0 end 5",
-            .taskEnded: "end: body 0, run on-end → finished, in 0 out 10 end 6",
-            .taskEndedWithBody: "end: body 7, run on-end → finished, in 7 out 10 end 6",
-            .taskEndedFailed: "end: body 0, error -1005, run on-end → finished, in 0 out 0 end 6",
+            .taskEnded: "end: body 0, run on-end → finished, in 0 out 0 end 5",
+            .taskEndedWithBody: "end: body 7, run on-end → finished, in 0 out 0 end 5",
+            .taskEndedFailed: "end: body 0, error -1005, run on-end → finished, in 0 out 0 end 5",
         ],
         .streamStopped: [
             .install: "resume L2 cancelled → stopped, on-end, in 0 out 0 head 2 end 4",
             .whenTaskEnds: "none → stopped, on-end, in 0 out 0 head 2 end 4",
-            .starting: "none → stopped, on-end, in 0 out 0 end 1",
-            .started: "cancel T2 D2 → stopped, on-end, in 0 out 0 head 2 end 4",
+            .starting: "cancel D2 → stopped, on-end, in 0 out 0 head 2 end 4",
+            .started: "cancel T2 → stopped, on-end, in 0 out 0 head 2 end 4",
             .head200: "none → stopped, on-end, in 0 out 0 head 2 end 4",
             .head206: "none → stopped, on-end, in 0 out 0 head 2 end 4",
             .head404: "none → stopped, on-end, in 0 out 0 head 2 end 4",
             .headNotHTTP: "none → stopped, on-end, in 0 out 0 head 2 end 4",
             .fileOpened: "none → stopped, F2, on-end, in 0 out 0 head 2 end 4",
             .fileFailed: "none → stopped, file failed, on-end, in 0 out 0 head 2 end 4",
-            .received: "none → stopped, on-end, in 10 out 0 head 2 end 4",
-            .sentPart: "none → stopped, on-end, in 0 out 4 head 2 end 4",
-            .sentAll: "none → stopped, on-end, in 0 out 10 sent 3 head 2 end 4",
+            .received: "none → stopped, on-end, in 0 out 0 head 2 end 4",
+            .sentPart: "none → stopped, on-end, in 0 out 0 head 2 end 4",
+            .sentAll: "none → stopped, on-end, in 0 out 0 head 2 end 4",
             .tlsRejected: "none → stopped, tls rejected, on-end, in 0 out 0 head 2 end 4",
             .challengeDeclined: "none → stopped, declined 401, on-end, in 0 out 0 head 2 end 4",
             .cancel: "none → stopped, on-end, in 0 out 0 head 2 end 4",
             .timeOut: "none → stopped, on-end, in 0 out 0 head 2 end 4",
-            .taskEnded: "end: body 0, run on-end → finished, in 0 out 10 head 2 end 6",
-            .taskEndedWithBody: "end: body 7, run on-end → finished, in 7 out 10 head 2 end 6",
-            .taskEndedFailed: "end: body 0, error -1005, run on-end → finished, in 0 out 0 head 2 end 6",
+            .taskEnded: "end: body 0, run on-end → finished, in 0 out 0 head 2 end 4",
+            .taskEndedWithBody: "end: body 7, run on-end → finished, in 0 out 0 head 2 end 4",
+            .taskEndedFailed: "end: body 0, error -1005, run on-end → finished, in 0 out 0 head 2 end 4",
         ],
         .fileStopped: [
             .install: "resume L2 cancelled → stopped, F, on-end, in 0 out 0 head 2 end 4",
             .whenTaskEnds: "none → stopped, F, on-end, in 0 out 0 head 2 end 4",
-            .starting: "none → stopped, F, on-end, in 0 out 0 end 1",
-            .started: "cancel T2 D2 → stopped, F, on-end, in 0 out 0 head 2 end 4",
+            .starting: "cancel D2 → stopped, F, on-end, in 0 out 0 head 2 end 4",
+            .started: "cancel T2 → stopped, F, on-end, in 0 out 0 head 2 end 4",
             .head200: "none → stopped, F, on-end, in 0 out 0 head 2 end 4",
             .head206: "none → stopped, F, on-end, in 0 out 0 head 2 end 4",
             .head404: "none → stopped, F, on-end, in 0 out 0 head 2 end 4",
             .headNotHTTP: "none → stopped, F, on-end, in 0 out 0 head 2 end 4",
             .fileOpened: "close F2 → stopped, F, on-end, in 0 out 0 head 2 end 4",
             .fileFailed: "none → stopped, F, file failed, on-end, in 0 out 0 head 2 end 4",
-            .received: "write 10 to F → stopped, F, on-end, in 10 out 0 head 2 end 4",
-            .sentPart: "none → stopped, F, on-end, in 0 out 4 head 2 end 4",
-            .sentAll: "none → stopped, F, on-end, in 0 out 10 sent 3 head 2 end 4",
+            .received: "write 10 to F → stopped, F, on-end, in 0 out 0 head 2 end 4",
+            .sentPart: "none → stopped, F, on-end, in 0 out 0 head 2 end 4",
+            .sentAll: "none → stopped, F, on-end, in 0 out 0 head 2 end 4",
             .tlsRejected: "none → stopped, F, tls rejected, on-end, in 0 out 0 head 2 end 4",
             .challengeDeclined: "none → stopped, F, declined 401, on-end, in 0 out 0 head 2 end 4",
             .cancel: "none → stopped, F, on-end, in 0 out 0 head 2 end 4",
             .timeOut: "none → stopped, F, on-end, in 0 out 0 head 2 end 4",
-            .taskEnded: "end: body 0, close F, run on-end → finished, in 0 out 10 head 2 end 6",
-            .taskEndedWithBody: "end: body 7, close F, run on-end → finished, in 7 out 10 head 2 end 6",
-            .taskEndedFailed: "end: body 0, error -1005, close F, run on-end → finished, in 0 out 0 head 2 end 6",
+            .taskEnded: "end: body 0, close F, run on-end → finished, in 0 out 0 head 2 end 4",
+            .taskEndedWithBody: "end: body 7, close F, run on-end → finished, in 0 out 0 head 2 end 4",
+            .taskEndedFailed: "end: body 0, error -1005, close F, run on-end → finished, in 0 out 0 head 2 end 4",
         ],
         .finished: [
             .install: "resume L2 cancelled → finished, in 10 out 10 head 2 end 6",
             .whenTaskEnds: "run on-end → finished, in 10 out 10 head 2 end 6",
-            .starting: "none → finished, in 10 out 10 head 2 end 6",
-            .started: "cancel T2 D2 → finished, in 10 out 10 head 2 end 6",
+            .starting: "cancel D2 → finished, in 10 out 10 head 2 end 6",
+            .started: "cancel T2 → finished, in 10 out 10 head 2 end 6",
             .head200: "none → finished, in 10 out 10 head 2 end 6",
             .head206: "none → finished, in 10 out 10 head 2 end 6",
             .head404: "none → finished, in 10 out 10 head 2 end 6",
@@ -709,32 +711,32 @@ import Foundation
             .taskEndedFailed: "none → finished, in 10 out 10 head 2 end 6",
         ],
         .finishedAfterCancel: [
-            .install: "resume L2 cancelled → finished, in 0 out 10 end 6",
-            .whenTaskEnds: "run on-end → finished, in 0 out 10 end 6",
-            .starting: "none → finished, in 0 out 10 end 6",
-            .started: "cancel T2 D2 → finished, in 0 out 10 end 6",
-            .head200: "none → finished, in 0 out 10 end 6",
-            .head206: "none → finished, in 0 out 10 end 6",
-            .head404: "none → finished, in 0 out 10 end 6",
-            .headNotHTTP: "none → finished, in 0 out 10 end 6",
-            .fileOpened: "close F2 → finished, in 0 out 10 end 6",
-            .fileFailed: "none → finished, in 0 out 10 end 6",
-            .received: "none → finished, in 0 out 10 end 6",
-            .sentPart: "none → finished, in 0 out 10 end 6",
-            .sentAll: "none → finished, in 0 out 10 end 6",
-            .tlsRejected: "none → finished, in 0 out 10 end 6",
-            .challengeDeclined: "none → finished, in 0 out 10 end 6",
-            .cancel: "none → finished, in 0 out 10 end 6",
-            .timeOut: "none → finished, in 0 out 10 end 6",
-            .taskEnded: "none → finished, in 0 out 10 end 6",
-            .taskEndedWithBody: "none → finished, in 0 out 10 end 6",
-            .taskEndedFailed: "none → finished, in 0 out 10 end 6",
+            .install: "resume L2 cancelled → finished, in 0 out 0 end 4",
+            .whenTaskEnds: "run on-end → finished, in 0 out 0 end 4",
+            .starting: "cancel D2 → finished, in 0 out 0 end 4",
+            .started: "cancel T2 → finished, in 0 out 0 end 4",
+            .head200: "none → finished, in 0 out 0 end 4",
+            .head206: "none → finished, in 0 out 0 end 4",
+            .head404: "none → finished, in 0 out 0 end 4",
+            .headNotHTTP: "none → finished, in 0 out 0 end 4",
+            .fileOpened: "close F2 → finished, in 0 out 0 end 4",
+            .fileFailed: "none → finished, in 0 out 0 end 4",
+            .received: "none → finished, in 0 out 0 end 4",
+            .sentPart: "none → finished, in 0 out 0 end 4",
+            .sentAll: "none → finished, in 0 out 0 end 4",
+            .tlsRejected: "none → finished, in 0 out 0 end 4",
+            .challengeDeclined: "none → finished, in 0 out 0 end 4",
+            .cancel: "none → finished, in 0 out 0 end 4",
+            .timeOut: "none → finished, in 0 out 0 end 4",
+            .taskEnded: "none → finished, in 0 out 0 end 4",
+            .taskEndedWithBody: "none → finished, in 0 out 0 end 4",
+            .taskEndedFailed: "none → finished, in 0 out 0 end 4",
         ],
         .streamFinished: [
             .install: "resume L2 cancelled → finished, in 0 out 10 head 2 end 6",
             .whenTaskEnds: "run on-end → finished, in 0 out 10 head 2 end 6",
-            .starting: "none → finished, in 0 out 10 head 2 end 6",
-            .started: "cancel T2 D2 → finished, in 0 out 10 head 2 end 6",
+            .starting: "cancel D2 → finished, in 0 out 10 head 2 end 6",
+            .started: "cancel T2 → finished, in 0 out 10 head 2 end 6",
             .head200: "none → finished, in 0 out 10 head 2 end 6",
             .head206: "none → finished, in 0 out 10 head 2 end 6",
             .head404: "none → finished, in 0 out 10 head 2 end 6",
@@ -779,7 +781,7 @@ import Foundation
             case .resumeCancelled(let given): if isFake(given, named: name) { waiter += 1 }
             case .resumeStreaming(let given, _, _, _): if isFake(given, named: name) { waiter += 1 }
             case .runTaskEnd: taskEnd += 1
-            case .cancelStarted(_, let given): if isFake(given, named: timerName) { timer += 1 }
+            case .cancelTimer(let given): if isFake(given, named: timerName) { timer += 1 }
             case .stop(let stop):
                 if isFake(stop.waiter, named: name) { waiter += 1 }
                 if isFake(stop.timer, named: timerName) { timer += 1 }
@@ -787,7 +789,7 @@ import Foundation
                 if isFake(end.waiter, named: name) { waiter += 1 }
                 if isFake(end.timer, named: timerName) { timer += 1 }
                 if end.onTaskEnd != nil { taskEnd += 1 }
-            case .none, .openFile, .closeFile, .cancelTask, .deliver, .write: break
+            case .none, .cancelStarted, .openFile, .closeFile, .cancelTask, .deliver, .write: break
             }
         }
     }
@@ -806,7 +808,8 @@ import Foundation
         for run in 0..<2_000 {
             let delivery = [Machine.Delivery.buffered, .stream, .file].randomElement(using: &random)!
             var events: [Machine.Event] = [
-                .install(Fake("L")), .whenTaskEnds({}), .started(Fake("T"), timer: Fake("D")),
+                .install(Fake("L")), .starting(HTTPMetrics(startDate: Date(), start: Self.at(1)), timer: Fake("D")),
+                .whenTaskEnds({}), .started(Fake("T")),
             ]
             for _ in 0..<Int.random(in: 0...8, using: &random) {
                 let event = middle.randomElement(using: &random)!

@@ -91,24 +91,45 @@ final class TransferContext: Sendable {
         return true
     }
 
+    /// The transfer begins, before its task is made: its metrics start now, and so does its deadline, where the
+    /// loader enforces one — the wait for URLSession to make and start the task counts against the timeout.
+    func begin() {
+        let metrics = HTTPMetrics(startingNowFor: request)
+        let timeout = Self.enforcesDeadline ? request.timeout : nil
+        // The deadline is set under the lock, so that it reaches the machine before it can fire.
+        perform(state.withLock { $0.handle(.starting(metrics, timer: timeout.map(startDeadline))) })
+        request.emit(.attemptStarted)
+    }
+
+    /// Whether the transfer still waits for its task: `false` once it was stopped (cancelled, timed out), when
+    /// making a task would only send a request nobody waits for.
+    var awaitsTask: Bool {
+        state.withLock { machine in
+            guard case .waiting = machine.phase else { return false }
+            return machine.task == nil
+        }
+    }
+
     /// Starts `task`, then makes it visible to ``cancel()``.
     ///
     /// The order matters on Linux: swift-corelibs-foundation can trap ("Trying to access a behaviour for a
     /// task that in not in the registry") when a task is cancelled before or while it is being resumed, so
     /// the task is resumed first and only then handed to a concurrent cancellation.
     func start(_ task: URLSessionTask) {
-        send(.starting(HTTPMetrics(startingNowFor: request)))
-        request.emit(.attemptStarted)
-        let deadline = Self.enforcesDeadline ? request.timeout.map(startDeadline) : nil
         task.resume()
-        send(.started(task, timer: deadline))
+        send(.started(task))
     }
 
-    /// Cancels `task` from a thread of its own. On Linux, `URLSessionTask.cancel()` waits synchronously for the
-    /// task's work queue, the very thread the session delegate's callbacks run on: a cancel from a callback (a
-    /// download's file failing, a stream dropped while its data arrives) would wait for itself forever.
+    /// Cancels `task` away from the caller's thread. On Linux, `URLSessionTask.cancel()` waits synchronously for the
+    /// work queue every session shares, the very thread the session delegate's callbacks run on: a cancel from a
+    /// callback (a download's file failing, a stream dropped while its data arrives) would wait for itself forever,
+    /// and one from a load's thread would hold that thread while the queue is busy (``URLSessionCalls``).
     private static func cancel(_ task: any TransferTask) {
-        DispatchQueue.global().async { task.cancel() }
+        if URLSessionCalls.isolatesCalls {
+            URLSessionCalls.shared.run { task.cancel() }
+        } else {
+            DispatchQueue.global().async { task.cancel() }
+        }
     }
 
     /// Cancels the transfer: the load, if it has not returned, completes as cancelled; a stream ends as cancelled.
@@ -133,20 +154,10 @@ final class TransferContext: Sendable {
     /// with ``HTTPError/Code/timedOut`` (through the same mapping as URLSession's own `URLError.timedOut`); a stream
     /// ends with that error, which carries the transfer's metrics up to then.
     private func startDeadline(after timeout: Duration) -> any TransferTimer {
-        let timer = DispatchSource.makeTimerSource(queue: .global())
-        let week: Double = 7 * 24 * 3_600
-        let seconds: Double = min(max(timeout.seconds, 0), week)
-        let nanoseconds = Int(clamping: Int64(seconds * 1e9))
-        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(1))
-        timer.setEventHandler { [weak self] in self?.send(.timeOut(at: .now)) }
-        timer.resume()
-        return Deadline(source: timer)
-    }
-
-    /// The deadline's timer, as the machine holds it.
-    private struct Deadline: TransferTimer {
-        let source: any DispatchSourceTimer
-        func cancel() { source.cancel() }
+        let week = Duration.seconds(7 * 24 * 3_600)
+        return TransferDeadlines.shared.schedule(after: min(timeout, week)) { [weak self] in
+            self?.send(.timeOut(at: .now))
+        }
     }
 
     /// The session delegate this transfer's task is registered with, and the identifier it knows the task by.
@@ -235,9 +246,10 @@ final class TransferContext: Sendable {
             continuation.complete(with: .cancelled)
         case .runTaskEnd(let body):
             body()
-        case .cancelStarted(let task, let timer):
-            timer?.cancel()
+        case .cancelStarted(let task):
             Self.cancel(task)
+        case .cancelTimer(let timer):
+            timer.cancel()
         case .resumeStreaming(let continuation, let head, let stream, let task):
             stream.connect(cancel: { [weak self] in self?.cancel() }, pause: Self.pause(task))
             continuation.complete(with: .streaming(head, stream))
@@ -511,7 +523,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         transfer(for: task)?.recordDeclinedChallenge(response: challenge.failureResponse as? HTTPURLResponse)
         // Answered from another thread: cancelling waits synchronously for the task's work queue, which is
         // the queue this callback runs on when the delegate queue is an `ImmediateQueue`.
-        DispatchQueue.global().async { completionHandler(.cancelAuthenticationChallenge, nil) }
+        URLSessionCalls.shared.run { completionHandler(.cancelAuthenticationChallenge, nil) }
         #else
         completionHandler(.performDefaultHandling, nil)
         #endif

@@ -72,6 +72,12 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     private var inFlight: InFlightLoads { participation.inFlight }
     /// Counts cancelling resets, so that a load accepted before one began but started after it is cancelled too.
     private let cancellingResets = Atomic<Int>(0)
+    /// The tasks handed to `URLSessionCalls` and not yet made and started, and their transfers (a cancelling reset
+    /// cancels them too: their loads return at once, and their tasks are not made).
+    private let startingTasks = InFlightLoads()
+    private let awaitingTask = Locked<[ObjectIdentifier: TransferContext]>([:])
+    /// Where this loader's tasks are made and started: ``URLSessionCalls/shared``, but for tests (set once, in `init`).
+    private var calls = URLSessionCalls.shared
     /// The sessions lent to streams and to requests with TLS settings of their own, one transfer at a time.
     private let pool = SessionPool(makeSession: URLSessionLoader.makeSession(configuration:delegate:))
     /// The transfers in the pool's sessions, for a cancelling reset to find.
@@ -176,6 +182,13 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
                 + "it could neither see its tasks' data nor keep URLSession from following redirects"
     }
 
+    /// As ``init(serverTrustEvaluator:clientIdentity:makeSession:)``, with the loader's tasks made and started on
+    /// `calls`' thread: for tests whose session keeps that thread waiting, and must not keep every other load's.
+    convenience init(calls: URLSessionCalls, makeSession: (any URLSessionDataDelegate) -> URLSession) {
+        self.init(makeSession: makeSession)
+        self.calls = calls
+    }
+
     deinit {
         session.finishTasksAndInvalidate()
         pool.close()
@@ -248,16 +261,38 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 guard transfer.install(continuation) else { return }
-                let (task, taskDelegate) = makeTask(for: prepared, transfer: transfer)
-                taskDelegate.register(transfer, for: task)
-                transfer.start(task)
-                if cancellingResets.load(ordering: .sequentiallyConsistent) != epoch { transfer.cancel() }
+                transfer.begin()
+                guard URLSessionCalls.isolatesCalls else { return startTask(prepared, transfer, epoch: epoch) }
+                // The task is made and started on URLSession's own calling thread (see `URLSessionCalls`), while
+                // this load waits without holding a thread: its deadline or a cancellation ends it meanwhile.
+                let id = ObjectIdentifier(transfer)
+                startingTasks.begin()
+                awaitingTask.withLock { $0[id] = transfer }
+                calls.run { [self] in
+                    defer { startingTasks.end() }
+                    if transfer.awaitsTask { startTask(prepared, transfer, epoch: epoch) }  // else stopped meanwhile
+                    awaitingTask.withLock { _ = $0.removeValue(forKey: id) }
+                }
             }
         } onCancel: {
             transfer.cancel()
         }
-        if !transfer.isDelegateDriven { transfer.registration?.delegate.unregister(transfer) }
         return transfer.result(of: outcome)
+    }
+
+    /// Makes the task for `prepared`, registers it and starts it; cancels it if a cancelling reset began after the
+    /// load did (the reset cancels only the transfers registered when it begins).
+    private func startTask(_ prepared: PreparedRequest, _ transfer: TransferContext, epoch: Int) {
+        let (task, taskDelegate) = makeTask(for: prepared, transfer: transfer)
+        taskDelegate.register(transfer, for: task)
+        transfer.start(task)
+        if cancellingResets.load(ordering: .sequentiallyConsistent) != epoch { transfer.cancel() }
+    }
+
+    /// Phase 2 of a reset: returns once every task this loader handed to `URLSessionCalls` has been made and started,
+    /// or skipped because its load had ended — so that none starts after the reset.
+    public override func waitUntilIdle() async {
+        await startingTasks.waitUntilIdle()
     }
 
     /// A task for `prepared`, not yet started, and the delegate that routes its callbacks.
@@ -297,6 +332,9 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
         // only hands the outcome over, and the load maps it on its own thread.
         let finish: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { data, response, error in
             transfer.finish(response: response, error: error, body: data)
+            // Here rather than after the load returns: a load stopped early returns before its task has ended, or
+            // before it was registered at all.
+            transfer.registration?.delegate.unregister(transfer)
         }
         if let file = prepared.uploadFile {
             return (session.uploadTask(with: urlRequest, fromFile: file, completionHandler: finish), taskDelegate)
@@ -304,11 +342,21 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
         return (session.dataTask(with: urlRequest, completionHandler: finish), taskDelegate)
     }
 
+    /// The transfers whose tasks URLSession has not reported ended, and those whose tasks are still to be made (for
+    /// tests: none is forgotten, none is kept).
+    package var transfersUnderWay: Int {
+        Set((delegate.registeredTransfers() + leased.withLock { Array($0.values) }).map(ObjectIdentifier.init)).count
+            + startingTasks.runningCount
+    }
+
     /// With ``ResetMode/cancel``, cancels the transfers in flight, whose loads complete with
     /// ``HTTPError/Code/cancelled`` at once.
     public override func failHeldLoads(_ mode: ResetMode) {
         guard mode == .cancel else { return }
         cancellingResets.add(1, ordering: .sequentiallyConsistent)
-        for transfer in delegate.registeredTransfers() + leased.withLock({ Array($0.values) }) { transfer.cancel() }
+        let transfers =
+            delegate.registeredTransfers() + leased.withLock { Array($0.values) }
+            + awaitingTask.withLock { Array($0.values) }
+        for transfer in transfers { transfer.cancel() }
     }
 }

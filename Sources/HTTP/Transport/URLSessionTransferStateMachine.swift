@@ -16,11 +16,12 @@ import Foundation
 /// - the load's waiter is handed out once: with the head of a stream, with the outcome URLSession reports, or when
 ///   the transfer is stopped (cancelled or timed out) before either; a waiter that arrives after the stop is handed
 ///   back at once, to resume as cancelled;
-/// - a task that starts after the stop is cancelled as it starts, with its deadline;
+/// - a task that starts after the stop is cancelled as it starts, and so is a deadline set after it;
 /// - a stream whose consumer has dropped it (or that never came, the head not being HTTP) stops the transfer as
 ///   cancelled when data arrives;
 /// - a download's file is opened only for a `200` or `206` head while the load waits; once writing it failed, the
 ///   task is cancelled and what arrives later is dropped; the file is closed when URLSession reports the end;
+/// - once stopped, the metrics stay as they were at the stop;
 /// - URLSession's report of the end comes once and everything after it — a late callback, a second cancel, a timer
 ///   that fires late — changes nothing. A transfer stopped early still takes that report: it frees the session and
 ///   closes the file.
@@ -62,10 +63,11 @@ struct URLSessionTransferStateMachine {
         case install(Waiter)
         /// Run this once the task has ended.
         case whenTaskEnds(@Sendable () -> Void)
-        /// The task is about to start: its metrics, started now.
-        case starting(HTTPMetrics)
-        /// The task was started (resumed), with the timer of its deadline, where the loader enforces one.
-        case started(Task, timer: Timer?)
+        /// The transfer begins: its metrics, started now, and the timer of its deadline, where the loader enforces
+        /// one. It comes before the task is made, so that the deadline counts the wait for URLSession too.
+        case starting(HTTPMetrics, timer: Timer?)
+        /// The task was started (resumed).
+        case started(Task)
         /// The response's head arrived; `stream` is the stream for it, made by the driver for a stream delivery and
         /// an HTTP head.
         case headReceived(URLResponse, stream: Stream?, at: Instant)
@@ -136,8 +138,10 @@ struct URLSessionTransferStateMachine {
         case resumeCancelled(Waiter)
         /// The task has already ended: run this now.
         case runTaskEnd(@Sendable () -> Void)
-        /// The task started after the transfer was stopped or ended, or a second task: cancel it and its deadline.
-        case cancelStarted(Task, timer: Timer?)
+        /// The task started after the transfer was stopped or ended, or a second task: cancel it.
+        case cancelStarted(Task)
+        /// A deadline set after the transfer was stopped or ended, or a second one: cancel it.
+        case cancelTimer(Timer)
         /// Connect `stream` to the task (its pause), and resume the waiter with the head and the stream.
         case resumeStreaming(Waiter, head: HTTPURLResponse, stream: Stream, task: Task?)
         /// Open the download's file for this head; send ``Event/fileOpened(_:)`` or ``Event/fileFailed(_:)``.
@@ -198,6 +202,15 @@ struct URLSessionTransferStateMachine {
 
     mutating func handle(_ event: Event) -> Action {
         if isFinished { return afterEnd(event) }
+        guard case .stopped = phase else { return handleLive(event) }
+        // Once stopped, the metrics stay those of the stop: the load's result (read when the load resumes, which
+        // may be after URLSession's end) and a stream's error report the transfer up to the deadline or the cancel.
+        let atStop = metrics
+        defer { metrics = atStop }
+        return handleLive(event)
+    }
+
+    private mutating func handleLive(_ event: Event) -> Action {
         switch event {
         case .install(let waiter):
             guard case .idle = phase else { return .resumeCancelled(waiter) }
@@ -208,16 +221,20 @@ struct URLSessionTransferStateMachine {
             onTaskEnd = body
             return .none
 
-        case .starting(let started):
+        case .starting(let started, let timer):
             metrics = started
+            // A deadline set after the stop, or a second one, is cancelled at once.
+            guard let timer else { return .none }
+            if case .stopped = phase { return .cancelTimer(timer) }
+            if self.timer != nil { return .cancelTimer(timer) }
+            self.timer = timer
             return .none
 
-        case .started(let task, let timer):
+        case .started(let task):
             // A task that starts after the stop, or a second one, is cancelled at once.
-            if case .stopped = phase { return .cancelStarted(task, timer: timer) }
-            if self.task != nil { return .cancelStarted(task, timer: timer) }
+            if case .stopped = phase { return .cancelStarted(task) }
+            if self.task != nil { return .cancelStarted(task) }
             self.task = task
-            self.timer = timer
             return .none
 
         case .headReceived(let response, let stream, let instant):
@@ -272,7 +289,8 @@ struct URLSessionTransferStateMachine {
         switch event {
         case .install(let waiter): .resumeCancelled(waiter)
         case .whenTaskEnds(let body): .runTaskEnd(body)
-        case .started(let task, let timer): .cancelStarted(task, timer: timer)
+        case .starting(_, let timer?): .cancelTimer(timer)
+        case .started(let task): .cancelStarted(task)
         case .fileOpened(let file): .closeFile(file)
         case .starting, .headReceived, .fileFailed, .received, .sent, .collected, .tlsRejected, .challengeDeclined,
             .cancel, .timeOut, .taskEnded:
