@@ -13,7 +13,7 @@ import Foundation
 final class TransferDeadlines: @unchecked Sendable {
     // Safety: `heap`, `handlers` and `nextID` are read and written only with `signal`'s lock held.
 
-    /// The one instance, whose thread starts with the first deadline.
+    /// The one instance (made, and its thread started, with the first deadline).
     static let shared = TransferDeadlines()
 
     /// A deadline, cancelled with ``cancel()``.
@@ -43,33 +43,26 @@ final class TransferDeadlines: @unchecked Sendable {
     /// The handlers of the deadlines that were not cancelled, by identifier.
     private var handlers: [UInt64: @Sendable () -> Void] = [:]
     private var nextID: UInt64 = 0
-    private var isRunning = false
 
-    private init() {}
+    private init() {
+        let thread = Thread { [self] in run() }
+        thread.name = "HTTP transfer deadlines"
+        thread.start()
+    }
 
-    /// Runs `handler` on the deadlines' thread once `duration` has passed, unless the deadline is cancelled first.
+    /// Runs `handler` on the deadlines' thread once `duration` has passed (at once for a negative one, after a week at
+    /// most), unless the deadline is cancelled first.
     func schedule(after duration: Duration, _ handler: @escaping @Sendable () -> Void) -> Deadline {
-        let due = ContinuousClock.now.advanced(by: max(duration, .zero))
-        let (id, isFirst, start) = signal.withLock { () -> (UInt64, Bool, Bool) in
+        let due = ContinuousClock.now.advanced(by: min(max(duration, .zero), .seconds(7 * 24 * 3_600)))
+        let (id, isFirst) = signal.withLock { () -> (UInt64, Bool) in
             nextID &+= 1
             handlers[nextID] = handler
             push(Entry(due: due, id: nextID))
-            let start = !isRunning
-            isRunning = true
-            return (nextID, heap[0].id == nextID, start)
+            return (nextID, heap[0].id == nextID)
         }
-        if start {
-            let thread = Thread { [self] in run() }
-            thread.name = "HTTP transfer deadlines"
-            thread.start()
-        } else if isFirst {
-            signal.wake()
-        }
+        if isFirst { signal.wake() }
         return Deadline(due: due, id: id, owner: self)
     }
-
-    /// How many deadlines are pending (for tests).
-    package var pendingCount: Int { signal.withLock { handlers.count } }
 
     private func cancel(_ id: UInt64) -> Bool {
         signal.withLock {
@@ -86,13 +79,14 @@ final class TransferDeadlines: @unchecked Sendable {
             let now = ContinuousClock.now
             let next = signal.withLock { () -> ContinuousClock.Instant? in
                 while let first = heap.first {
-                    if handlers[first.id] == nil {
-                        popFirst()
+                    guard let handler = handlers[first.id] else {
+                        popFirst()  // cancelled
                         continue
                     }
                     guard first.due <= now else { return first.due }
                     popFirst()
-                    if let handler = handlers.removeValue(forKey: first.id) { due.append(handler) }
+                    handlers[first.id] = nil
+                    due.append(handler)
                 }
                 return nil
             }

@@ -15,9 +15,9 @@ import Foundation
 /// (a task cancelled before or while it is resumed can trap), and since the work queue does one thing at a time,
 /// a second thread would only wait beside the first.
 final class URLSessionCalls: @unchecked Sendable {
-    // Safety: `pending` and `isRunning` are read and written only with `signal`'s lock held.
+    // Safety: `pending` is read and written only with `signal`'s lock held.
 
-    /// The one instance, whose thread starts with the first call.
+    /// The one instance (made, and its thread started, with the first call).
     static let shared = URLSessionCalls()
 
     /// Whether calls into URLSession go through ``shared`` (Linux, and wherever swift-corelibs-foundation is the
@@ -33,27 +33,21 @@ final class URLSessionCalls: @unchecked Sendable {
 
     private let signal = ThreadSignal()
     private var pending: [@Sendable () -> Void] = []
-    private var isRunning = false
 
     /// A thread of its own, apart from ``shared`` (for tests that hold it).
-    init() {}
+    init() {
+        let thread = Thread { [self] in loop() }
+        thread.name = "HTTP URLSession calls"
+        thread.start()
+    }
 
     /// Runs `call` on the thread, after every call handed over before it. Returns at once.
     func run(_ call: @escaping @Sendable () -> Void) {
-        let (start, wasIdle) = signal.withLock { () -> (Bool, Bool) in
-            let wasIdle = pending.isEmpty
+        let wasIdle = signal.withLock { () -> Bool in
             pending.append(call)
-            let start = !isRunning
-            isRunning = true
-            return (start, wasIdle)
+            return pending.count == 1
         }
-        if start {
-            let thread = Thread { [self] in loop() }
-            thread.name = "HTTP URLSession calls"
-            thread.start()
-        } else if wasIdle {
-            signal.wake()
-        }
+        if wasIdle { signal.wake() }
     }
 
     private func loop() {

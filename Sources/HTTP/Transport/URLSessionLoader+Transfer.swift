@@ -154,10 +154,7 @@ final class TransferContext: Sendable {
     /// with ``HTTPError/Code/timedOut`` (through the same mapping as URLSession's own `URLError.timedOut`); a stream
     /// ends with that error, which carries the transfer's metrics up to then.
     private func startDeadline(after timeout: Duration) -> any TransferTimer {
-        let week = Duration.seconds(7 * 24 * 3_600)
-        return TransferDeadlines.shared.schedule(after: min(timeout, week)) { [weak self] in
-            self?.send(.timeOut(at: .now))
-        }
+        TransferDeadlines.shared.schedule(after: timeout) { [weak self] in self?.send(.timeOut(at: .now)) }
     }
 
     /// The session delegate this transfer's task is registered with, and the identifier it knows the task by.

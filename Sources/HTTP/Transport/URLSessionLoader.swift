@@ -345,8 +345,14 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     /// The transfers whose tasks URLSession has not reported ended, and those whose tasks are still to be made (for
     /// tests: none is forgotten, none is kept).
     package var transfersUnderWay: Int {
-        Set((delegate.registeredTransfers() + leased.withLock { Array($0.values) }).map(ObjectIdentifier.init)).count
-            + startingTasks.runningCount
+        Set(transfersInFlight.map(ObjectIdentifier.init)).count
+    }
+
+    /// The transfers a cancelling reset cancels: those whose tasks are registered with a session's delegate, those in
+    /// the pool's sessions, and those whose tasks are still to be made (a transfer can be in two of them at once).
+    private var transfersInFlight: [TransferContext] {
+        delegate.registeredTransfers() + leased.withLock { Array($0.values) }
+            + awaitingTask.withLock { Array($0.values) }
     }
 
     /// With ``ResetMode/cancel``, cancels the transfers in flight, whose loads complete with
@@ -354,9 +360,6 @@ public final class URLSessionLoader: HTTPLoader, @unchecked Sendable {
     public override func failHeldLoads(_ mode: ResetMode) {
         guard mode == .cancel else { return }
         cancellingResets.add(1, ordering: .sequentiallyConsistent)
-        let transfers =
-            delegate.registeredTransfers() + leased.withLock { Array($0.values) }
-            + awaitingTask.withLock { Array($0.values) }
-        for transfer in transfers { transfer.cancel() }
+        for transfer in transfersInFlight { transfer.cancel() }
     }
 }
